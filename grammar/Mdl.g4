@@ -1,0 +1,111 @@
+// Mdl.g4 - the grammar of the modelc model-description language (.mdl).
+//
+// The reference is docs/language.md. This grammar only describes syntax;
+// names, dtypes, shapes and devices are checked by compiler/sema. It is
+// written to be LL(1) almost everywhere so ANTLR's SLL prediction is fast.
+grammar Mdl;
+
+// ---------------------------------------------------------------- file ---
+file       : importDecl* modelDecl* EOF ;
+importDecl : IMPORT qualifiedName ;
+qualifiedName : IDENT ('.' IDENT)* ;
+
+modelDecl  : MODEL IDENT devParams? valueParams? '{' member* '}' ;
+devParams  : '<' devParam (',' devParam)* '>' ;
+devParam   : IDENT ':' DEVICE ;
+valueParams: '(' (valueParam (',' valueParam)*)? ')' ;
+valueParam : IDENT ':' scalarType ('=' expr)? ;
+
+member
+  : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
+  | IDENT '=' expr                                 # submodelMember
+  | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' type)? block  # fnMember
+  ;
+fnParam    : IDENT ':' type ;
+
+// --------------------------------------------------------------- types ---
+type       : tensorType | scalarType ;
+tensorType : dtype '[' (dim (',' dim)*)? ']' ('@' device)? ;
+scalarType : INT_T | FLOAT_T | BOOL ;
+dtype      : F16 | BF16 | F32 | F64 | I32 | I64 | BOOL ;
+dim        : dimTerm (('+' | '-') dimTerm)*  ;
+dimTerm    : dimAtom (('*' | '/') dimAtom)* ;
+dimAtom    : INT_LIT | IDENT | ELLIPSIS | '(' dim ')' ;
+device     : CPU | CUDA ':' INT_LIT | IDENT ;
+
+// ---------------------------------------------------------- statements ---
+block      : '{' (stmt ';'?)* '}' ;
+stmt
+  : LET IDENT (':' type)? '=' expr        # letStmt
+  | RETURN expr?                           # returnStmt
+  | FOR IDENT IDENT expr block             # forStmt   // `for x in xs`; `in` is contextual
+  | IDENT '=' expr                         # assignStmt
+  | expr                                   # exprStmt
+  ;
+
+// --------------------------------------------------------- expressions ---
+// Lowest to highest precedence. '@' is matrix product and, when its right
+// operand is a device, placement of a created tensor (sema decides).
+expr       : orExpr ;
+orExpr     : andExpr (OR andExpr)* ;
+andExpr    : cmpExpr (AND cmpExpr)* ;
+cmpExpr    : addExpr (cmpOp addExpr)? ;
+cmpOp      : '==' | '!=' | '<' | '<=' | '>' | '>=' ;
+addExpr    : mulExpr (('+' | '-') mulExpr)* ;
+mulExpr    : unaryExpr (('*' | '/' | '%' | '@') unaryExpr)* ;
+unaryExpr  : ('-' | NOT) unaryExpr | powExpr ;
+powExpr    : postfixExpr ('**' unaryExpr)? ;
+postfixExpr: primary postfix* ;
+postfix
+  : '(' args? ')'                                   # callPostfix
+  | '.' IDENT                                       # memberPostfix
+  | '[' slice (',' slice)* ']'                      # indexPostfix
+  ;
+// A model instantiation with device arguments: Encoder<cuda:0>(...).
+// Only a name can take them, so `a < b` stays a comparison.
+primary
+  : IDENT '<' device (',' device)* '>' '(' args? ')'  # instantiatePrimary
+  | IDENT                                              # namePrimary
+  | INT_LIT                                            # intPrimary
+  | FLOAT_LIT                                          # floatPrimary
+  | (TRUE | FALSE)                                     # boolPrimary
+  | STRING_LIT                                         # stringPrimary
+  | CPU                                                # cpuPrimary
+  | CUDA ':' INT_LIT                                   # cudaPrimary
+  | dtype                                              # dtypePrimary
+  | '[' (expr (',' expr)* ','?)? ']'                   # listPrimary
+  | '(' expr ')'                                       # parenPrimary
+  ;
+args       : arg (',' arg)* ','? ;
+arg        : (IDENT ':')? expr ;
+slice      : expr | expr? ':' expr? (':' expr?)? ;
+
+// -------------------------------------------------------------- tokens ---
+IMPORT : 'import' ;  MODEL : 'model' ;  PARAM : 'param' ;  BUFFER : 'buffer' ;
+FN : 'fn' ;  LET : 'let' ;  RETURN : 'return' ;  FOR : 'for' ;
+TRUE : 'true' ;  FALSE : 'false' ;  AND : 'and' ;  OR : 'or' ;  NOT : 'not' ;
+DEVICE : 'device' ;  CPU : 'cpu' ;  CUDA : 'cuda' ;
+INT_T : 'int' ;  FLOAT_T : 'float' ;  BOOL : 'bool' ;
+F16 : 'f16' ;  BF16 : 'bf16' ;  F32 : 'f32' ;  F64 : 'f64' ;  I32 : 'i32' ;  I64 : 'i64' ;
+
+ELLIPSIS : '...' ;
+IDENT     : [a-zA-Z_] [a-zA-Z_0-9]* ;
+FLOAT_LIT : [0-9]+ '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;
+INT_LIT   : [0-9]+ ;
+fragment EXPONENT : [eE] [+-]? [0-9]+ ;
+STRING_LIT : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
+// Matched only when the string does not close on its line (longest match
+// prefers STRING_LIT otherwise); the parser reports it as its own error.
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ;
+
+// Doc comments ride on the hidden channel; the AST builder attaches them to
+// the declaration that follows.
+DOC_COMMENT  : '///' ~[\r\n]* -> channel(HIDDEN) ;
+LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+// A block comment that never closes runs to the end of the file.
+UNTERMINATED_COMMENT : '/*' ( ~'*' | '*'+ ~[*/] )* '*'* ;
+WS : [ \t\r\n]+ -> skip ;
+
+// Anything else is one bad character; the parser reports it.
+BAD_CHAR : . ;
