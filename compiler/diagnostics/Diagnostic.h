@@ -34,8 +34,8 @@ llvm::StringRef severityName(Severity severity); // "error", "warning", ...
 /// The registry entry of one diagnostic.
 struct DiagInfo {
   DiagId id;
-  llvm::StringRef name;   // "DeviceMismatch"
-  llvm::StringRef code;   // "E0301"
+  llvm::StringRef name; // "DeviceMismatch"
+  llvm::StringRef code; // "E0301"
   Severity severity;
   llvm::StringRef format; // formatv headline
 };
@@ -82,8 +82,8 @@ struct Note {
 struct Diagnostic {
   DiagId id;
   Severity severity = Severity::Error;
-  std::string message;            // the formatted headline
-  std::vector<Label> labels;      // labels[0] is the primary one
+  std::string message;       // the formatted headline
+  std::vector<Label> labels; // labels[0] is the primary one
   std::vector<Note> notes;
   std::vector<Suggestion> suggestions;
 

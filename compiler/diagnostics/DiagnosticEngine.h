@@ -19,6 +19,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+#include <tuple>
 #include <vector>
 
 namespace llvm {
@@ -68,12 +70,17 @@ public:
 
   /// Starts a diagnostic whose headline is the registered format applied to
   /// `args`, with an (initially unlabelled) primary label on `at`.
-  template <typename... Args>
-  DiagnosticBuilder report(DiagId id, Range at, Args &&...args) {
+  template <typename... Args> DiagnosticBuilder report(DiagId id, Range at, Args &&...args) {
+    // Unvalidated: a caller passing too few arguments gets the `{N}` text
+    // back in the headline instead of a library writing to stderr.
     return begin(id, at,
-                 llvm::formatv(getDiagInfo(id).format.data(), std::forward<Args>(args)...).str());
+                 llvm::formatv(/*Validate=*/false, getDiagInfo(id).format.data(),
+                               std::forward<Args>(args)...)
+                     .str());
   }
 
+  /// Adds `diag` unless an identical mistake (same code, same primary range)
+  /// was already reported: one mistake never prints twice.
   void add(Diagnostic diag);
 
   unsigned errorCount() const { return errors_; }
@@ -93,6 +100,8 @@ private:
   llvm::SourceMgr &sourceMgr_;
   std::vector<Diagnostic> diags_;
   unsigned errors_ = 0, warnings_ = 0;
+  /// (id, primary begin, primary end) of every diagnostic held, for dedupe.
+  std::set<std::tuple<DiagId, const char *, const char *>> seen_;
 };
 
 } // namespace modelc

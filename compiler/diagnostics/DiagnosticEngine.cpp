@@ -1,0 +1,105 @@
+//===- DiagnosticEngine.cpp - Collects diagnostics for one run ------------===//
+
+#include "diagnostics/DiagnosticEngine.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace modelc;
+
+DiagnosticBuilder::~DiagnosticBuilder() {
+  if (engine_)
+    engine_->add(std::move(diag_));
+}
+
+/// The index of the primary label, or nullopt.
+static std::optional<size_t> primaryIndex(const Diagnostic &diag) {
+  for (size_t i = 0; i < diag.labels.size(); ++i)
+    if (diag.labels[i].primary)
+      return i;
+  return std::nullopt;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::primary(std::string message) {
+  if (auto index = primaryIndex(diag_))
+    diag_.labels[*index].message = std::move(message);
+  return *this;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::primary(Range range, std::string message) {
+  if (auto index = primaryIndex(diag_))
+    diag_.labels.erase(diag_.labels.begin() + *index);
+  if (range.isValid())
+    diag_.labels.insert(diag_.labels.begin(), Label{range, std::move(message), true});
+  return *this;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::label(Range range, std::string message) {
+  if (range.isValid())
+    diag_.labels.push_back(Label{range, std::move(message), false});
+  return *this;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::note(std::string message) {
+  diag_.notes.push_back(Note{std::move(message), {}});
+  return *this;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::note(std::string message, Range at,
+                                           std::string labelMessage) {
+  Note note{std::move(message), {}};
+  if (at.isValid())
+    note.labels.push_back(Label{at, std::move(labelMessage), true});
+  diag_.notes.push_back(std::move(note));
+  return *this;
+}
+
+DiagnosticBuilder &DiagnosticBuilder::help(std::string message, std::vector<Edit> edits,
+                                           Applicability applicability) {
+  diag_.suggestions.push_back(Suggestion{std::move(message), std::move(edits), applicability});
+  return *this;
+}
+
+DiagnosticBuilder DiagnosticEngine::begin(DiagId id, Range at, std::string message) {
+  Diagnostic diag;
+  diag.id = id;
+  diag.severity = getDiagInfo(id).severity;
+  diag.message = std::move(message);
+  if (at.isValid())
+    diag.labels.push_back(Label{at, {}, true});
+  return DiagnosticBuilder(*this, std::move(diag));
+}
+
+void DiagnosticEngine::add(Diagnostic diag) {
+  Range primary = diag.primaryRange();
+  if (!seen_.insert({diag.id, primary.begin.getPointer(), primary.end.getPointer()}).second)
+    return;
+  if (diag.severity == Severity::Error)
+    ++errors_;
+  else if (diag.severity == Severity::Warning)
+    ++warnings_;
+  diags_.push_back(std::move(diag));
+}
+
+void DiagnosticEngine::sortByLocation() {
+  // Key: (buffer, byte offset). File-level diagnostics (no range, or a range
+  // outside every buffer) have buffer 0 and come first.
+  auto key = [this](const Diagnostic &diag) -> std::pair<unsigned, size_t> {
+    llvm::SMLoc loc = diag.primaryRange().begin;
+    if (!loc.isValid())
+      return {0, 0};
+    unsigned buffer = sourceMgr_.FindBufferContainingLoc(loc);
+    if (buffer == 0)
+      return {0, 0};
+    const char *start = sourceMgr_.getMemoryBuffer(buffer)->getBufferStart();
+    return {buffer, size_t(loc.getPointer() - start)};
+  };
+  llvm::stable_sort(diags_,
+                    [&](const Diagnostic &a, const Diagnostic &b) { return key(a) < key(b); });
+}
+
+void DiagnosticEngine::clear() {
+  diags_.clear();
+  seen_.clear();
+  errors_ = warnings_ = 0;
+}
