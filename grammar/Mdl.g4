@@ -53,8 +53,12 @@ cmpExpr    : addExpr (cmpOp addExpr)? ;
 cmpOp      : '==' | '!=' | '<' | '<=' | '>' | '>=' ;
 addExpr    : mulExpr (('+' | '-') mulExpr)* ;
 mulExpr    : unaryExpr (('*' | '/' | '%' | '@') unaryExpr)* ;
-unaryExpr  : ('-' | NOT) unaryExpr | powExpr ;
-powExpr    : postfixExpr ('**' unaryExpr)? ;
+// Prefix operators and `**` chains are flat lists (folded by the AST
+// builder: `-a ** -b ** c` is `-(a ** -(b ** c))`), so long chains never
+// recurse in the parser.
+unaryExpr  : prefixOp* powExpr ;
+prefixOp   : '-' | NOT ;
+powExpr    : postfixExpr ('**' prefixOp* postfixExpr)* ;
 postfixExpr: primary postfix* ;
 postfix
   : '(' args? ')'                                   # callPostfix
@@ -64,12 +68,12 @@ postfix
 // A model instantiation with device arguments: Encoder<cuda:0>(...).
 // Only a name can take them, so `a < b` stays a comparison.
 primary
-  : IDENT '<' device (',' device)* '>' '(' args? ')'  # instantiatePrimary
+  : (IDENT '.')? IDENT '<' device (',' device)* '>' '(' args? ')'  # instantiatePrimary
   | IDENT                                              # namePrimary
   | INT_LIT                                            # intPrimary
   | FLOAT_LIT                                          # floatPrimary
   | (TRUE | FALSE)                                     # boolPrimary
-  | STRING_LIT                                         # stringPrimary
+  | (STRING_LIT | UNTERMINATED_STRING)                 # stringPrimary  // reported by the parser
   | CPU                                                # cpuPrimary
   | CUDA ':' INT_LIT                                   # cudaPrimary
   | dtype                                              # dtypePrimary
@@ -78,7 +82,9 @@ primary
   ;
 args       : arg (',' arg)* ','? ;
 arg        : (IDENT ':')? expr ;
-slice      : expr | expr? ':' expr? (':' expr?)? ;
+// `i`, `a:b`, `:b`, `a::c`, `:`. Written so one token of lookahead decides.
+slice      : expr sliceTail? | sliceTail ;
+sliceTail  : ':' expr? (':' expr?)? ;
 
 // -------------------------------------------------------------- tokens ---
 IMPORT : 'import' ;  MODEL : 'model' ;  PARAM : 'param' ;  BUFFER : 'buffer' ;
@@ -103,9 +109,11 @@ UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ;
 DOC_COMMENT  : '///' ~[\r\n]* -> channel(HIDDEN) ;
 LINE_COMMENT : '//' ~[\r\n]* -> skip ;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
-// A block comment that never closes runs to the end of the file.
-UNTERMINATED_COMMENT : '/*' ( ~'*' | '*'+ ~[*/] )* '*'* ;
+// A block comment that never closes runs to the end of the file (reported
+// by the parser, then ignored like a comment).
+UNTERMINATED_COMMENT : '/*' ( ~'*' | '*'+ ~[*/] )* '*'* -> channel(HIDDEN) ;
 WS : [ \t\r\n]+ -> skip ;
 
-// Anything else is one bad character; the parser reports it.
-BAD_CHAR : . ;
+// Anything else is one bad character. The parser reports it; hiding it from
+// the grammar lets parsing go on as if it were not there.
+BAD_CHAR : . -> channel(HIDDEN) ;

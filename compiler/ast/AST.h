@@ -27,6 +27,7 @@
 
 namespace llvm {
 class raw_ostream;
+class SourceMgr;
 }
 
 namespace modelc::ast {
@@ -249,11 +250,13 @@ public:
   static bool classof(const Expr *e) { return e->kind() == Kind::Index; }
 };
 
-/// A model instantiated with explicit device arguments: `Encoder<cuda:0>(d)`.
+/// A model instantiated with explicit device arguments: `Encoder<cuda:0>(d)`
+/// or `nn.Linear<cuda:1>(d, d)`.
 /// (`nn.Linear(a, b)` without device arguments is a plain CallExpr.)
 class InstantiateExpr : public Expr {
 public:
   InstantiateExpr(Range r, Ident model) : Expr(Kind::Instantiate, r), model(std::move(model)) {}
+  std::optional<Ident> module; // `nn` in `nn.Linear<cuda:0>(d, d)`
   Ident model;
   std::vector<DeviceExpr> devices;
   std::vector<Arg> args;
@@ -398,12 +401,14 @@ struct ImportDecl {
 struct Module {
   std::string fileName;
   unsigned bufferId = 0; // in the llvm::SourceMgr
+  const llvm::SourceMgr *sourceMgr = nullptr; // set by the parser; for dump()
   std::vector<ImportDecl> imports;
   std::vector<ModelDecl> models;
 };
 
 /// Prints the tree in an indented, stable text form (for tests and
-/// `modelc emit --stage=ast`).
+/// `modelc emit --stage=ast`). Ranges print as line:col-line:col (1-based
+/// bytes, end exclusive) when `module.sourceMgr` is set.
 void dump(const Module &module, llvm::raw_ostream &os);
 
 } // namespace modelc::ast
