@@ -1,0 +1,35 @@
+//===- Commands.h - The subcommands of the modelc driver --------*- C++ -*-===//
+//
+// Each subcommand lives in its own file: it defines an llvm::cl::SubCommand,
+// its options (attached to that subcommand and to the driver's option
+// category), and an entry point returning the process exit code. Driver.cpp
+// lists them in its command table; `build`, `run`, `emit` and `lsp` join the
+// table when their issues land.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_DRIVER_COMMANDS_H
+#define MODELC_DRIVER_COMMANDS_H
+
+#include "llvm/Support/CommandLine.h"
+
+namespace modelc::driver {
+
+/// The driver's exit codes, shared by every subcommand.
+enum ExitCode : int {
+  ExitClean = 0,       // no errors (warnings allowed)
+  ExitErrorsFound = 1, // the input has errors
+  ExitUsageOrIO = 2,   // bad command line, or a file could not be read
+};
+
+/// Options shown by `--help`; everything else libLLVM registers is hidden.
+llvm::cl::OptionCategory &driverCategory();
+
+extern llvm::cl::SubCommand checkCommand;
+int runCheck();
+
+extern llvm::cl::SubCommand explainCommand;
+int runExplain();
+
+} // namespace modelc::driver
+
+#endif // MODELC_DRIVER_COMMANDS_H
