@@ -30,6 +30,9 @@ int runCheck();
 extern llvm::cl::SubCommand explainCommand;
 int runExplain();
 
+extern llvm::cl::SubCommand lspCommand;
+int runLsp();
+
 } // namespace modelc::driver
 
 #endif // MODELC_DRIVER_COMMANDS_H

@@ -31,6 +31,7 @@ struct Command {
 const Command commandTable[] = {
     {&checkCommand, runCheck},
     {&explainCommand, runExplain},
+    {&lspCommand, runLsp},
 };
 
 void printVersion(llvm::raw_ostream &os) {
@@ -54,7 +55,8 @@ int main(int argc, char **argv) {
           argc, argv,
           "modelc: a compiler for device-checked neural-network models\n\n"
           "  modelc check FILE...   type-check models, devices included\n"
-          "  modelc explain CODE    explain a diagnostic code, e.g. E0301\n",
+          "  modelc explain CODE    explain a diagnostic code, e.g. E0301\n"
+          "  modelc lsp             run the language server over stdin/stdout\n",
           &llvm::errs()))
     return ExitUsageOrIO;
 

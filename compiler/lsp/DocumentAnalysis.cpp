@@ -132,12 +132,16 @@ std::optional<proto::Location> DocumentAnalysis::toLocation(Range range) const {
   if (buffer == 0)
     return std::nullopt;
   const MemoryBuffer *memory = mgr.getMemoryBuffer(buffer);
-  StringRef text = memory->getBuffer();
+  // SourceMgr caches line starts, so this stays cheap in huge files.
   auto position = [&](SMLoc loc) {
-    size_t offset = loc.getPointer() - text.data();
-    return positionOf(text, std::min(offset, text.size()));
+    auto [line, column] = mgr.getLineAndColumn(loc, buffer);
+    StringRef lineBefore(loc.getPointer() - (column - 1), column - 1);
+    return proto::Position(int(line) - 1,
+                           positionOf(lineBefore, lineBefore.size()).character);
   };
-  SMLoc end = range.end.isValid() && range.end.getPointer() >= range.begin.getPointer()
+  SMLoc end = range.end.isValid() &&
+                      range.end.getPointer() >= range.begin.getPointer() &&
+                      mgr.FindBufferContainingLoc(range.end) == buffer
                   ? range.end
                   : range.begin;
   StringRef file = memory->getBufferIdentifier();

@@ -72,8 +72,16 @@ llvm::lsp::Position positionOf(StringRef text, size_t offset) {
   StringRef before = text.take_front(offset);
   size_t lineStart = before.rfind('\n');
   lineStart = lineStart == StringRef::npos ? 0 : lineStart + 1;
-  int line = static_cast<int>(before.count('\n'));
-  return {line, static_cast<int>(utf16Length(text.slice(lineStart, offset)))};
+  // Count whole characters only: an offset inside one means its start.
+  size_t units = 0;
+  for (size_t at = lineStart; at < offset;) {
+    CharWidth width = widthAt(text, at);
+    if (at + width.bytes > offset)
+      break;
+    units += width.units;
+    at += width.bytes;
+  }
+  return {static_cast<int>(before.count('\n')), static_cast<int>(units)};
 }
 
 size_t utf16Length(StringRef text) {
