@@ -38,11 +38,11 @@ cl::opt<std::string> lspStdlibDir("stdlib", cl::value_desc("DIR"),
                                   cl::desc("Where `import std.*` is found"), cl::sub(lspCommand),
                                   cl::cat(driverCategory()));
 
-cl::opt<std::string> explainUrlOpt(
-    "explain-url", cl::value_desc("URL"),
-    cl::desc("Link of a diagnostic code, {0} standing for the code (default: the "
-             "docs/diagnostics/<code>.md file of this build)"),
-    cl::sub(lspCommand), cl::cat(driverCategory()));
+cl::opt<std::string>
+    explainUrlOpt("explain-url", cl::value_desc("URL"),
+                  cl::desc("Link of a diagnostic code, {0} standing for the code (default: the "
+                           "docs/diagnostics/<code>.md file of this build)"),
+                  cl::sub(lspCommand), cl::cat(driverCategory()));
 
 } // namespace
 

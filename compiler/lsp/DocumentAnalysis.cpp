@@ -136,11 +136,9 @@ std::optional<proto::Location> DocumentAnalysis::toLocation(Range range) const {
   auto position = [&](SMLoc loc) {
     auto [line, column] = mgr.getLineAndColumn(loc, buffer);
     StringRef lineBefore(loc.getPointer() - (column - 1), column - 1);
-    return proto::Position(int(line) - 1,
-                           positionOf(lineBefore, lineBefore.size()).character);
+    return proto::Position(int(line) - 1, positionOf(lineBefore, lineBefore.size()).character);
   };
-  SMLoc end = range.end.isValid() &&
-                      range.end.getPointer() >= range.begin.getPointer() &&
+  SMLoc end = range.end.isValid() && range.end.getPointer() >= range.begin.getPointer() &&
                       mgr.FindBufferContainingLoc(range.end) == buffer
                   ? range.end
                   : range.begin;

@@ -65,7 +65,8 @@ TEST(SourceText, MissingLinesAndNegativeValuesAreRejected) {
 }
 
 TEST(SourceText, InvalidUtf8BytesCountAsOneUnit) {
-  llvm::StringRef text = "a\xff\xfe" "b";
+  llvm::StringRef text = "a\xff\xfe"
+                         "b";
   EXPECT_EQ(utf16Length(text), 4u);
   EXPECT_EQ(offsetOf(text, {0, 3}), 3u);
   // A truncated sequence at the end does not read past the text.
@@ -90,8 +91,7 @@ TEST(SourceText, IncrementalEditsInsertDeleteAndReplace) {
             "let x = a + b.to(cuda:0)\nreturn x\n");
   EXPECT_EQ(applied(text, change({0, 9}, {0, 13}, "")), "let x = a\nreturn x\n");
   EXPECT_EQ(applied(text, change({0, 8}, {1, 6}, "y\nyield")), "let x = y\nyield x\n");
-  EXPECT_EQ(applied(text, change({2, 0}, {2, 0}, "// end\n")),
-            "let x = a + b\nreturn x\n// end\n");
+  EXPECT_EQ(applied(text, change({2, 0}, {2, 0}, "// end\n")), "let x = a + b\nreturn x\n// end\n");
 }
 
 TEST(SourceText, EditsUseUtf16Columns) {
