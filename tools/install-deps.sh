@@ -10,6 +10,7 @@ packages=(
   libgtest-dev
   clang-22 libclang-rt-22-dev
   python3
+  neovim
 )
 
 missing=()
