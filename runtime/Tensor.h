@@ -162,11 +162,11 @@ public:
   /// The elements of a contiguous cpu tensor as T (uint16_t for f16/bf16).
   template <typename T> llvm::ArrayRef<T> values() const {
     assertReadableAs<T>();
-    return {static_cast<const T *>(data()), size_t(numel())};
+    return llvm::ArrayRef<T>(static_cast<const T *>(data()), size_t(numel()));
   }
   template <typename T> llvm::MutableArrayRef<T> mutableValues() const {
     assertReadableAs<T>();
-    return {static_cast<T *>(mutableData()), size_t(numel())};
+    return llvm::MutableArrayRef<T>(static_cast<T *>(mutableData()), size_t(numel()));
   }
 
   /// The element at `index` (one coordinate per dim), converted to double;
