@@ -7,6 +7,28 @@
 
 using namespace modelc;
 
+std::string modelc::formatHeadline(llvm::StringRef format, llvm::ArrayRef<std::string> args) {
+  std::string result;
+  while (!format.empty()) {
+    size_t open = format.find('{');
+    result += format.take_front(open);
+    if (open == llvm::StringRef::npos)
+      break;
+    format = format.drop_front(open);
+    size_t close = format.find('}');
+    unsigned index;
+    if (close != llvm::StringRef::npos && !format.slice(1, close).getAsInteger(10, index) &&
+        index < args.size()) {
+      result += args[index];
+    } else {
+      close = close == llvm::StringRef::npos ? format.size() - 1 : close;
+      result += format.take_front(close + 1); // not a placeholder, or no argument
+    }
+    format = format.drop_front(close + 1);
+  }
+  return result;
+}
+
 DiagnosticBuilder::~DiagnosticBuilder() {
   if (engine_)
     engine_->add(std::move(diag_));

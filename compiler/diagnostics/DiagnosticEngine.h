@@ -31,6 +31,10 @@ namespace modelc {
 
 class DiagnosticEngine;
 
+/// Substitutes `{N}` in a registered headline by args[N]. A missing argument
+/// leaves its `{N}` visible rather than printing something misleading.
+std::string formatHeadline(llvm::StringRef format, llvm::ArrayRef<std::string> args);
+
 /// Builds one diagnostic; adds it to the engine when destroyed.
 class DiagnosticBuilder {
 public:
@@ -71,12 +75,9 @@ public:
   /// Starts a diagnostic whose headline is the registered format applied to
   /// `args`, with an (initially unlabelled) primary label on `at`.
   template <typename... Args> DiagnosticBuilder report(DiagId id, Range at, Args &&...args) {
-    // Unvalidated: a caller passing too few arguments gets the `{N}` text
-    // back in the headline instead of a library writing to stderr.
     return begin(id, at,
-                 llvm::formatv(/*Validate=*/false, getDiagInfo(id).format.data(),
-                               std::forward<Args>(args)...)
-                     .str());
+                 formatHeadline(getDiagInfo(id).format,
+                                {llvm::formatv("{0}", std::forward<Args>(args)).str()...}));
   }
 
   /// Adds `diag` unless an identical mistake (same code, same primary range)
