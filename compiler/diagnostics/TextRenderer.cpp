@@ -435,8 +435,7 @@ public:
       out_.spaces(gutter_).write("-->", Style::LineNumber).write(" ");
       out_.write(bufferName(sm_, sm_.getMainFileID())).newline();
     }
-    for (size_t i = 0; i < mainSnippets.size(); ++i)
-      renderSnippet(mainSnippets[i], i == 0 ? "-->" : ":::", level);
+    renderSnippets(mainSnippets, level);
 
     bool hasChildren = !diag.notes.empty() || !diag.suggestions.empty();
     if (hasChildren && !mainSnippets.empty())
@@ -447,8 +446,7 @@ public:
       footer("help", help->message);
     for (auto &[note, snippets] : locatedNotes) {
       out_.write("note", Style::Note).write(": " + note->message).newline();
-      for (size_t i = 0; i < snippets.size(); ++i)
-        renderSnippet(snippets[i], i == 0 ? "-->" : ":::", Style::Note);
+      renderSnippets(snippets, Style::Note);
     }
     for (auto &[help, patches] : patchedHelps) {
       out_.write("help", Style::Help).write(": " + help->message).newline();
@@ -501,6 +499,16 @@ private:
       row.print(out_);
     }
     out_.newline();
+  }
+
+  /// The first snippet opens with `-->`; snippets in other files follow a
+  /// separator and open with `:::`, as in rustc.
+  void renderSnippets(llvm::ArrayRef<Snippet> snippets, Style primaryStyle) {
+    for (size_t i = 0; i < snippets.size(); ++i) {
+      if (i != 0)
+        emptyGutter();
+      renderSnippet(snippets[i], i == 0 ? "-->" : ":::", primaryStyle);
+    }
   }
 
   void renderSnippet(const Snippet &snippet, llvm::StringRef arrow, Style primaryStyle) {
