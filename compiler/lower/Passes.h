@@ -1,0 +1,46 @@
+//===- Passes.h - mdl lowering passes and the CPU pipeline ----------------===//
+//
+// mdl (on tensors) -> linalg/tensor/arith/math -> bufferization -> loops ->
+// LLVM dialect, ready for the JIT or for translation to LLVM IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_LOWER_PASSES_H
+#define MODELC_LOWER_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <memory>
+
+namespace modelc::lower {
+
+/// `mdl-to-linalg`: rewrites every mdl op into linalg/tensor/arith/math on
+/// plain tensors (the #mdl.device encoding is dropped). Fails with an error
+/// on any tensor that lives on a device other than the cpu.
+std::unique_ptr<mlir::Pass> createLowerMdlToLinalgPass();
+
+/// `mdl-matmul-to-blas`: replaces f32 `linalg.matmul` on buffers with calls
+/// to `modelc_sgemm` (C += A * B), which the JIT binds to OpenBLAS.
+std::unique_ptr<mlir::Pass> createMatmulToBlasPass();
+
+/// Name of the runtime function the BLAS pass calls; its C entry point is
+/// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
+inline constexpr const char *kSgemmFunction = "modelc_sgemm";
+
+struct CpuPipelineOptions {
+  /// Call OpenBLAS for f32 matmul instead of generating loops.
+  bool useBlas = true;
+};
+
+/// Appends the whole CPU lowering (mdl on tensors -> LLVM dialect) to `pm`,
+/// which must be anchored on builtin.module.
+void buildCpuPipeline(mlir::OpPassManager &pm, const CpuPipelineOptions &options = {});
+
+/// Registers the passes above and the pipelines `mdl-lower-cpu` and
+/// `mdl-lower-cpu-naive` (without BLAS) for modelc-opt.
+void registerPasses();
+
+} // namespace modelc::lower
+
+#endif // MODELC_LOWER_PASSES_H

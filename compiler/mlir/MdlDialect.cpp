@@ -1,0 +1,104 @@
+//===- MdlDialect.cpp - mdl dialect registration and #mdl.device ----------===//
+
+#include "mlir/MdlDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+#include "mlir/MdlDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mlir/MdlAttrs.cpp.inc"
+
+void MdlDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "mlir/MdlAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "mlir/MdlOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// #mdl.device<cpu> / #mdl.device<cuda:N>
+//===----------------------------------------------------------------------===//
+
+Attribute DeviceAttr::parse(AsmParser &parser, Type) {
+  std::string kind;
+  int64_t index = 0;
+  if (parser.parseLess() || parser.parseKeywordOrString(&kind))
+    return {};
+  if (succeeded(parser.parseOptionalColon()) && parser.parseInteger(index))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
+                    kind, index);
+}
+
+void DeviceAttr::print(AsmPrinter &printer) const { printer << "<" << str() << ">"; }
+
+std::string DeviceAttr::str() const {
+  if (isCpu())
+    return "cpu";
+  return (getKind() + ":" + llvm::Twine(getIndex())).str();
+}
+
+LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
+                                 int64_t index) {
+  if (kind != "cpu" && kind != "cuda")
+    return emitError() << "unknown device kind '" << kind << "' (expected cpu or cuda)";
+  if (index < 0)
+    return emitError() << "device index must be non-negative, got " << index;
+  if (kind == "cpu" && index != 0)
+    return emitError() << "the cpu device has no index other than 0";
+  return success();
+}
+
+DeviceAttr mlir::mdl::getDevice(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return {};
+  return dyn_cast_or_null<DeviceAttr>(tensor.getEncoding());
+}
+
+static std::string describeDevice(Type type) {
+  if (DeviceAttr device = getDevice(type))
+    return device.str();
+  return "no device";
+}
+
+LogicalResult mlir::mdl::verifySameDevice(Operation *op) {
+  std::optional<std::pair<Type, std::string>> first;
+  auto check = [&](Type type, const std::string &what) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return success();
+    if (tensor.getEncoding() && !isa<DeviceAttr>(tensor.getEncoding()))
+      return op->emitOpError() << what << " has encoding " << tensor.getEncoding()
+                               << ", expected a #mdl.device";
+    if (!first) {
+      first = {type, what};
+      return success();
+    }
+    if (getDevice(first->first) != getDevice(type))
+      return op->emitOpError() << "mixes devices: " << what << " is on " << describeDevice(type)
+                               << " but " << first->second << " is on "
+                               << describeDevice(first->first)
+                               << "; only mdl.transfer moves a tensor between devices";
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand #" + std::to_string(i))))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result #" + std::to_string(i))))
+      return failure();
+  return success();
+}

@@ -1,0 +1,48 @@
+//===- MdlDialect.h - the mdl dialect: device attribute, trait, ops -------===//
+//
+// Include this header to use the mdl dialect. Tensors are builtin ranked
+// tensor types whose encoding is a #mdl.device attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_MLIR_MDLDIALECT_H
+#define MODELC_MLIR_MDLDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "mlir/MdlDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mlir/MdlAttrs.h.inc"
+
+namespace mlir::mdl {
+
+/// Returns the device of a tensor type (its #mdl.device encoding), or null
+/// when the type is not a ranked tensor or has no device.
+DeviceAttr getDevice(Type type);
+
+/// Checks that every ranked-tensor operand and result of `op` lives on one
+/// device, and that every tensor encoding present is a #mdl.device.
+LogicalResult verifySameDevice(Operation *op);
+
+/// Op trait: all tensor operands and results share one device.
+template <typename ConcreteType>
+class SameDevice : public OpTrait::TraitBase<ConcreteType, SameDevice> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifySameDevice(op); }
+};
+
+} // namespace mlir::mdl
+
+#define GET_OP_CLASSES
+#include "mlir/MdlOps.h.inc"
+
+#endif // MODELC_MLIR_MDLDIALECT_H

@@ -1,0 +1,304 @@
+//===- MdlOps.td - operations of the mdl dialect -------------*- tablegen -*-===//
+//
+// One op per language primitive. Verifiers (MdlOps.cpp) re-check what the
+// type checker guarantees: one device per op (except mdl.transfer), agreeing
+// dtypes, and agreeing static dims (dynamic `?` dims are accepted).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MDL_OPS_TD
+#define MDL_OPS_TD
+
+include "MdlDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+defvar Mdl_Tensor = AnyRankedTensor;
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Binary ops broadcast like PyTorch: dims align from the right; a static 1
+// stretches to the other side's extent.
+class Mdl_BinaryOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
+  let summary = "elementwise " # mnemonic # " with broadcasting";
+  let arguments = (ins Mdl_Tensor:$lhs, Mdl_Tensor:$rhs);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_AddOp : Mdl_BinaryOp<"add">;
+def Mdl_SubOp : Mdl_BinaryOp<"sub">;
+def Mdl_MulOp : Mdl_BinaryOp<"mul">;
+def Mdl_DivOp : Mdl_BinaryOp<"div">;
+def Mdl_PowOp : Mdl_BinaryOp<"pow">;
+def Mdl_MaxOp : Mdl_BinaryOp<"max">;
+def Mdl_MinOp : Mdl_BinaryOp<"min">;
+
+def Mdl_CmpOp : Mdl_Op<"cmp", [Pure, Mdl_SameDevice]> {
+  let summary = "elementwise comparison (eq, ne, lt, le, gt, ge) giving i1";
+  let arguments = (ins StrAttr:$predicate, Mdl_Tensor:$lhs, Mdl_Tensor:$rhs);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` "
+                       "type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_WhereOp : Mdl_Op<"where", [Pure, Mdl_SameDevice]> {
+  let summary = "elementwise select: cond ? lhs : rhs, with broadcasting";
+  let arguments = (ins Mdl_Tensor:$condition, Mdl_Tensor:$lhs, Mdl_Tensor:$rhs);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$condition `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Mdl_UnaryOp<string mnemonic>
+    : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice, SameOperandsAndResultType]> {
+  let summary = "elementwise " # mnemonic;
+  let arguments = (ins Mdl_Tensor:$input);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Mdl_ReluOp : Mdl_UnaryOp<"relu">;
+def Mdl_GeluOp : Mdl_UnaryOp<"gelu"> {
+  let description = "Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).";
+}
+def Mdl_SiluOp : Mdl_UnaryOp<"silu">;
+def Mdl_TanhOp : Mdl_UnaryOp<"tanh">;
+def Mdl_SigmoidOp : Mdl_UnaryOp<"sigmoid">;
+def Mdl_ExpOp : Mdl_UnaryOp<"exp">;
+def Mdl_LogOp : Mdl_UnaryOp<"log">;
+def Mdl_SqrtOp : Mdl_UnaryOp<"sqrt">;
+def Mdl_NegOp : Mdl_UnaryOp<"neg">;
+def Mdl_AbsOp : Mdl_UnaryOp<"abs">;
+
+def Mdl_CastOp : Mdl_Op<"cast", [Pure, Mdl_SameDevice]> {
+  let summary = "elementwise dtype conversion (same shape, same device)";
+  let arguments = (ins Mdl_Tensor:$input);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_TransferOp : Mdl_Op<"transfer", [Pure]> {
+  let summary = "copies a tensor to another device (the only op that may)";
+  let arguments = (ins Mdl_Tensor:$input);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, reductions, normalisation
+//===----------------------------------------------------------------------===//
+
+def Mdl_MatmulOp : Mdl_Op<"matmul", [Pure, Mdl_SameDevice]> {
+  let summary = "matrix product with the batch/broadcast semantics of `@`";
+  let description = [{
+    Both operands have rank >= 2: [..., M, K] @ [..., K, N] -> [..., M, N];
+    the leading (batch) dims broadcast.
+  }];
+  let arguments = (ins Mdl_Tensor:$lhs, Mdl_Tensor:$rhs);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Mdl_ReduceOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
+  let summary = "reduction over `dims`, keeping them as 1s when `keepdim`";
+  let arguments = (ins Mdl_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_SumOp : Mdl_ReduceOp<"sum">;
+def Mdl_MeanOp : Mdl_ReduceOp<"mean">;
+def Mdl_ReduceMaxOp : Mdl_ReduceOp<"reduce_max">;
+
+class Mdl_SoftmaxLikeOp<string mnemonic>
+    : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice, SameOperandsAndResultType]> {
+  let summary = mnemonic # " along `dim`";
+  let arguments = (ins Mdl_Tensor:$input, I64Attr:$dim);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_SoftmaxOp : Mdl_SoftmaxLikeOp<"softmax">;
+def Mdl_LogSoftmaxOp : Mdl_SoftmaxLikeOp<"log_softmax">;
+
+def Mdl_LayerNormOp : Mdl_Op<"layer_norm",
+    [Pure, Mdl_SameDevice, AttrSizedOperandSegments]> {
+  let summary = "layer normalisation over the trailing `normalized_rank` dims";
+  let arguments = (ins Mdl_Tensor:$input, Optional<Mdl_Tensor>:$weight,
+                       Optional<Mdl_Tensor>:$bias, I64Attr:$normalized_rank,
+                       F64Attr:$epsilon);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Mdl_BatchNormOp : Mdl_Op<"batch_norm",
+    [Pure, Mdl_SameDevice, AttrSizedOperandSegments]> {
+  let summary = "batch normalisation in inference mode over channel dim 1";
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$running_mean,
+                       Mdl_Tensor:$running_var, Optional<Mdl_Tensor>:$weight,
+                       Optional<Mdl_Tensor>:$bias, F64Attr:$epsilon);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `,` $running_mean `,` $running_var (`weight` $weight^)? "
+                       "(`bias` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Mdl_ReshapeOp : Mdl_Op<"reshape", [Pure, Mdl_SameDevice]> {
+  let summary = "reshape to the result type (at most one dynamic result dim)";
+  let arguments = (ins Mdl_Tensor:$input);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_TransposeOp : Mdl_Op<"transpose", [Pure, Mdl_SameDevice]> {
+  let summary = "swap two dims";
+  let arguments = (ins Mdl_Tensor:$input, I64Attr:$dim0, I64Attr:$dim1);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_PermuteOp : Mdl_Op<"permute", [Pure, Mdl_SameDevice]> {
+  let summary = "permute dims: result dim i is input dim permutation[i]";
+  let arguments = (ins Mdl_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_ConcatOp : Mdl_Op<"concat", [Pure, Mdl_SameDevice]> {
+  let summary = "concatenate along `dim`";
+  let arguments = (ins Variadic<Mdl_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW)
+//===----------------------------------------------------------------------===//
+
+def Mdl_Conv2dOp : Mdl_Op<"conv2d", [Pure, Mdl_SameDevice]> {
+  let summary = "2-D convolution: input [N,C,H,W], weight [O,C/groups,KH,KW], bias [O]";
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$weight,
+                       Optional<Mdl_Tensor>:$bias, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
+                       I64Attr:$groups);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Mdl_Pool2dOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
+  let summary = "2-D pooling over [N,C,H,W] (padding counts as -inf for max, 0 for avg)";
+  let arguments = (ins Mdl_Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_MaxPool2dOp : Mdl_Pool2dOp<"max_pool2d">;
+def Mdl_AvgPool2dOp : Mdl_Pool2dOp<"avg_pool2d">;
+
+def Mdl_AdaptiveAvgPool2dOp : Mdl_Op<"adaptive_avg_pool2d", [Pure, Mdl_SameDevice]> {
+  let summary = "average pooling to a fixed [N,C,OH,OW] output";
+  let arguments = (ins Mdl_Tensor:$input);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+def Mdl_EmbeddingOp : Mdl_Op<"embedding", [Pure, Mdl_SameDevice]> {
+  let summary = "rows of weight [V,D] picked by integer indices: [...] -> [..., D]";
+  let arguments = (ins Mdl_Tensor:$weight, Mdl_Tensor:$indices);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$weight `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Mdl_GatherOp : Mdl_Op<"gather", [Pure, Mdl_SameDevice]> {
+  let summary = "torch.gather: out[i..] = input[i.. with dim replaced by index[i..]]";
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$index, I64Attr:$dim);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Mdl_IndexSelectOp : Mdl_Op<"index_select", [Pure, Mdl_SameDevice]> {
+  let summary = "select entries along `dim` by a 1-D index";
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$index, I64Attr:$dim);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+class Mdl_LossOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
+  let summary = mnemonic # " over [N,C] scores and [N] class targets";
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$target,
+                       Optional<Mdl_Tensor>:$weight,
+                       DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `,` $target (`weight` $weight^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Mdl_CrossEntropyOp : Mdl_LossOp<"cross_entropy">;
+def Mdl_NllLossOp : Mdl_LossOp<"nll_loss">;
+
+//===----------------------------------------------------------------------===//
+// Creation: one index operand per dynamic dim of the result
+//===----------------------------------------------------------------------===//
+
+class Mdl_CreationOp<string mnemonic, dag attrs = (ins)>
+    : Mdl_Op<mnemonic, [Pure]> {
+  let arguments = !con((ins Variadic<Index>:$dynamic_sizes), attrs);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "(`(` $dynamic_sizes^ `)`)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_ZerosOp : Mdl_CreationOp<"zeros">;
+def Mdl_OnesOp : Mdl_CreationOp<"ones">;
+def Mdl_FullOp : Mdl_CreationOp<"full", (ins F64Attr:$value)>;
+def Mdl_RandnOp : Mdl_CreationOp<"randn", (ins I64Attr:$seed)> {
+  let summary = "standard normal samples, a pure function of (seed, element index)";
+}
+def Mdl_ArangeOp : Mdl_CreationOp<"arange", (ins F64Attr:$start, F64Attr:$step)> {
+  let summary = "1-D: start + i * step";
+}
+def Mdl_EyeOp : Mdl_CreationOp<"eye"> { let summary = "2-D identity"; }
+
+#endif // MDL_OPS_TD
