@@ -6,7 +6,8 @@
 
 Generates a clean ~10,000-line file with gen_large_model.py (unless --file
 is given), runs `modelc check` on it once to warm the page cache, then
---runs times, and prints lines, median and min wall time, lines per second
+--runs times, and prints lines, median and min wall time, lines per second,
+the median CPU time (user + sys: steadier than wall time on a busy machine)
 and the peak RSS of the checker. With --max-median-ms, exits 1 when the
 median is slower than that.
 """
@@ -24,7 +25,7 @@ DEFAULT_MODELC = os.path.join(os.path.dirname(HERE), "build", "bin", "modelc")
 
 
 def run_once(modelc, path):
-    """Returns (wall seconds, peak RSS in KiB) of one `modelc check PATH`."""
+    """Returns (wall s, CPU s, peak RSS KiB) of one `modelc check PATH`."""
     with tempfile.TemporaryFile() as stderr:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -41,7 +42,7 @@ def run_once(modelc, path):
                 "check_speed.py: `modelc check %s` exited with %d; the benchmark file must "
                 "check clean" % (path, proc.returncode)
             )
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def main():
@@ -71,10 +72,11 @@ def main():
         run_once(args.modelc, path)  # warm-up: page cache, dynamic loader
         samples = [run_once(args.modelc, path) for _ in range(args.runs)]
 
-    walls_ms = [wall * 1000 for wall, _ in samples]
+    walls_ms = [wall * 1000 for wall, _, _ in samples]
     median_ms = statistics.median(walls_ms)
     min_ms = min(walls_ms)
-    peak_rss_mib = max(rss for _, rss in samples) / 1024
+    cpu_ms = statistics.median(cpu * 1000 for _, cpu, _ in samples)
+    peak_rss_mib = max(rss for _, _, rss in samples) / 1024
 
     rows = [
         ("file", os.path.basename(path)),
@@ -82,6 +84,7 @@ def main():
         ("runs", "%d" % args.runs),
         ("median wall", "%.1f ms" % median_ms),
         ("min wall", "%.1f ms" % min_ms),
+        ("median CPU (user+sys)", "%.1f ms" % cpu_ms),
         ("lines/s (median)", "{:,.0f}".format(lines / (median_ms / 1000))),
         ("peak RSS", "%.1f MiB" % peak_rss_mib),
     ]
