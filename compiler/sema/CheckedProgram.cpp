@@ -1,0 +1,152 @@
+//===- CheckedProgram.cpp - Look-ups and instantiation of checked models --===//
+
+#include "sema/CheckedProgram.h"
+
+using namespace modelc;
+using namespace modelc::sema;
+
+const StateInfo *ModelInfo::findState(llvm::StringRef n) const {
+  for (const StateInfo &s : state)
+    if (s.name == n)
+      return &s;
+  return nullptr;
+}
+
+const SubmodelInfo *ModelInfo::findSubmodel(llvm::StringRef n) const {
+  for (const SubmodelInfo &s : submodels)
+    if (s.name == n)
+      return &s;
+  return nullptr;
+}
+
+const FnInfo *ModelInfo::findFn(llvm::StringRef n) const {
+  for (const FnInfo &f : fns)
+    if (f.name == n)
+      return &f;
+  return nullptr;
+}
+
+std::optional<Device> ModelInfo::homeDevice() const {
+  if (decl && !decl->deviceParams.empty())
+    return Device::param(decl, 0);
+  return std::nullopt;
+}
+
+const ModelInfo *CheckedProgram::findModel(llvm::StringRef name, const ast::Module *module) const {
+  for (const auto &m : models)
+    if (m->name == name && (!module || m->module == module))
+      return m.get();
+  return nullptr;
+}
+
+const ModelInfo *CheckedProgram::modelFor(const ast::ModelDecl *decl) const {
+  return byDecl_.lookup(decl);
+}
+
+const ExprInfo *CheckedProgram::typeOf(const ast::Expr *expr) const {
+  auto it = exprs.find(expr);
+  return it == exprs.end() ? nullptr : &it->second;
+}
+
+ModelInfo &CheckedProgram::addModel(std::unique_ptr<ModelInfo> model) {
+  ModelInfo &m = *model;
+  byDecl_[m.decl] = &m;
+  models.push_back(std::move(model));
+  return m;
+}
+
+Substitution modelc::sema::substitutionFor(const ModelInstance &inst) {
+  Substitution s;
+  if (!inst.model)
+    return s;
+  s.model = inst.model->decl;
+  s.devices = inst.devices;
+  for (size_t i = 0; i < inst.values.size() && i < inst.model->valueParams.size(); ++i)
+    if (inst.values[i])
+      s.dims.push_back({inst.model->valueParams[i].atom, *inst.values[i]});
+  return s;
+}
+
+namespace {
+
+constexpr unsigned kMaxNesting = 64;
+
+bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned depth,
+                  std::vector<InstantiatedState> &out, std::string &error) {
+  if (depth > kMaxNesting) {
+    error =
+        "submodels nest deeper than " + std::to_string(kMaxNesting) + " levels at `" + prefix + "`";
+    return false;
+  }
+  Substitution subst = substitutionFor(inst);
+  for (const StateInfo &s : inst.model->state)
+    out.push_back({prefix + s.name, s.isBuffer, subst.apply(s.type)});
+  for (const SubmodelInfo &sub : inst.model->submodels) {
+    Type t = subst.apply(sub.type);
+    if (t.kind() == Type::Kind::Model && t.instance) {
+      if (!collectState(*t.instance, prefix + sub.name + ".", depth + 1, out, error))
+        return false;
+    } else if (t.kind() == Type::Kind::ModelList && t.instances) {
+      for (size_t i = 0; i < t.instances->size(); ++i)
+        if (!collectState(*(*t.instances)[i], prefix + sub.name + "." + std::to_string(i) + ".",
+                          depth + 1, out, error))
+          return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &model,
+                                                             llvm::ArrayRef<Device> devices,
+                                                             llvm::ArrayRef<int64_t> values,
+                                                             std::string &error) const {
+  if (devices.size() != model.decl->deviceParams.size()) {
+    error = "model `" + model.name + "` takes " + std::to_string(model.decl->deviceParams.size()) +
+            " device argument(s) but " + std::to_string(devices.size()) + " were given";
+    return std::nullopt;
+  }
+  for (const Device &d : devices) {
+    if (!d.isConcrete()) {
+      error = "instantiation needs concrete devices (cpu or cuda:N)";
+      return std::nullopt;
+    }
+  }
+  if (values.size() > model.valueParams.size()) {
+    error = "model `" + model.name + "` takes " + std::to_string(model.valueParams.size()) +
+            " argument(s) but " + std::to_string(values.size()) + " were given";
+    return std::nullopt;
+  }
+  auto inst = std::make_shared<ModelInstance>();
+  inst->model = &model;
+  inst->devices.append(devices.begin(), devices.end());
+  for (size_t i = 0; i < model.valueParams.size(); ++i) {
+    const ValueParamInfo &p = model.valueParams[i];
+    if (i < values.size()) {
+      inst->values.push_back(p.kind == ast::ScalarKind::Int
+                                 ? std::optional<Dim>(Dim::constant(values[i]))
+                                 : std::nullopt);
+    } else if (p.defaultInt) {
+      inst->values.push_back(Dim::constant(*p.defaultInt));
+    } else if (p.kind != ast::ScalarKind::Int && p.hasDefault) {
+      inst->values.push_back(std::nullopt);
+    } else {
+      error = "missing argument `" + p.name + "` of model `" + model.name + "`";
+      return std::nullopt;
+    }
+  }
+  InstantiatedModel result;
+  result.model = &model;
+  if (!collectState(*inst, "", 0, result.state, error))
+    return std::nullopt;
+  Substitution subst = substitutionFor(*inst);
+  for (const FnInfo &fn : model.fns) {
+    FnInfo concrete = fn;
+    for (FnParamInfo &p : concrete.params)
+      p.type = subst.apply(p.type);
+    concrete.result = subst.apply(fn.result);
+    result.fns.push_back(std::move(concrete));
+  }
+  return result;
+}

@@ -1,0 +1,166 @@
+//===- CheckedProgram.h - What the checker learned about a program -*- C++ -*-===//
+//
+// The checker's results, for later phases (the MLIR builder, `modelc run`)
+// and the language server: per model its state with PyTorch state_dict
+// names and types, its submodels and fn signatures (generic over the
+// model's device and value parameters), a side table from every checked
+// expression to its type and device origin, and the declarations that
+// go-to-definition and hover need. `instantiate` produces the concrete
+// types of a model for given devices and value arguments.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_SEMA_CHECKEDPROGRAM_H
+#define MODELC_SEMA_CHECKEDPROGRAM_H
+
+#include "ast/AST.h"
+#include "sema/Type.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelc::sema {
+
+/// Why a value is on its device, for notes and hovers.
+struct DeviceOrigin {
+  enum class Kind : uint8_t {
+    None,
+    Declared, // a state declaration or a `let` annotation
+    FnParam,  // a fn parameter's type
+    Placed,   // `zeros(...) @ cuda:0`
+    Inferred, // a creation op whose device was inferred from a use
+    Submodel, // returned by a submodel placed on (or pinned to) a device
+    Transfer, // `x.to(dev)`
+  };
+  Kind kind = Kind::None;
+  Range range;
+  std::string message; // "`bias` is declared on cpu here"
+  /// Declared: the written device (`cpu` in `@ cpu`), valid when explicit.
+  /// Placed: the ` @ cpu` suffix to delete.
+  Range editRange;
+  /// Placed/Inferred: the source text of the creation or use.
+  std::string subject;
+  bool isKnown() const { return kind != Kind::None; }
+};
+
+struct ValueParamInfo {
+  std::string name;
+  ast::ScalarKind kind = ast::ScalarKind::Int;
+  AtomId atom = 0;                   // the symbol the param stands for
+  std::optional<int64_t> defaultInt; // a constant int default
+  bool hasDefault = false;
+};
+
+struct StateInfo {
+  std::string name;
+  const ast::StateDecl *decl = nullptr;
+  bool isBuffer = false;
+  Type type; // generic over the model's params
+  DeviceOrigin origin;
+};
+
+struct SubmodelInfo {
+  std::string name;
+  const ast::SubmodelDecl *decl = nullptr;
+  Type type;           // Kind::Model or Kind::ModelList
+  bool pinned = false; // explicit device arguments
+  DeviceOrigin placement;
+};
+
+struct FnParamInfo {
+  std::string name;
+  Type type;
+  DeviceOrigin origin;
+};
+
+struct FnInfo {
+  std::string name;
+  const ast::FnDecl *decl = nullptr;
+  std::vector<FnParamInfo> params;
+  Type result;       // Kind::Void when the fn returns nothing
+  bool valid = true; // false when its signature had errors
+};
+
+struct ModelInfo {
+  std::string name;
+  const ast::ModelDecl *decl = nullptr;
+  const ast::Module *module = nullptr;
+  std::vector<ValueParamInfo> valueParams;
+  std::vector<StateInfo> state;
+  std::vector<SubmodelInfo> submodels;
+  std::vector<FnInfo> fns;
+
+  const StateInfo *findState(llvm::StringRef name) const;
+  const SubmodelInfo *findSubmodel(llvm::StringRef name) const;
+  const FnInfo *findFn(llvm::StringRef name) const;
+  /// The device that state and un-annotated types default to.
+  std::optional<Device> homeDevice() const;
+};
+
+/// What the checker recorded about one expression.
+struct ExprInfo {
+  Type type;
+  DeviceOrigin origin;
+  std::optional<Range> definition; // for names: where they are declared
+  std::string name;                // for names and members
+  std::string doc;                 // doc comment of the declaration
+};
+
+/// A declaration that hovers and go-to-definition can land on.
+struct DeclSymbol {
+  Range range; // the declared name
+  std::string name;
+  std::string type; // "f32[B, 256] @ D", "model Linear<D>"
+  std::string doc;
+  std::string deviceOrigin;
+};
+
+/// One tensor of an instantiated model, by its state_dict name.
+struct InstantiatedState {
+  std::string name; // "fc1.weight", "layers.0.attn.in_proj_weight"
+  bool isBuffer = false;
+  Type type;
+};
+
+struct InstantiatedModel {
+  const ModelInfo *model = nullptr;
+  std::vector<InstantiatedState> state;
+  std::vector<FnInfo> fns; // signatures with the arguments substituted
+};
+
+class CheckedProgram {
+public:
+  /// Every model of every module, main module first, in source order.
+  std::vector<std::unique_ptr<ModelInfo>> models;
+  llvm::DenseMap<const ast::Expr *, ExprInfo> exprs;
+  std::vector<DeclSymbol> decls;
+
+  const ModelInfo *findModel(llvm::StringRef name, const ast::Module *module = nullptr) const;
+  const ModelInfo *modelFor(const ast::ModelDecl *decl) const;
+  const ExprInfo *typeOf(const ast::Expr *expr) const;
+
+  /// The state and fn signatures of `model` with its device params set to
+  /// `devices` and its value params to `values` (missing trailing values
+  /// use defaults). Returns nullopt and sets `error` on bad arguments.
+  std::optional<InstantiatedModel> instantiate(const ModelInfo &model,
+                                               llvm::ArrayRef<Device> devices,
+                                               llvm::ArrayRef<int64_t> values,
+                                               std::string &error) const;
+
+  /// Registers a model (the checker's use).
+  ModelInfo &addModel(std::unique_ptr<ModelInfo> model);
+
+private:
+  llvm::DenseMap<const ast::ModelDecl *, ModelInfo *> byDecl_;
+};
+
+/// Builds the substitution that instantiates `inst.model`'s generic types.
+Substitution substitutionFor(const ModelInstance &inst);
+
+} // namespace modelc::sema
+
+#endif // MODELC_SEMA_CHECKEDPROGRAM_H

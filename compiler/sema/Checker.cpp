@@ -1,0 +1,1036 @@
+//===- Checker.cpp - Models, declarations, statements, device reports -----===//
+
+#include "sema/Checker.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Casting.h"
+
+using namespace modelc;
+using namespace modelc::sema;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+//===----------------------------------------------------------------------===//
+// Phases
+//===----------------------------------------------------------------------===//
+
+void Checker::addModule(const ast::Module &module, llvm::StringMap<const ast::Module *> imports) {
+  auto scope = std::make_unique<ModuleScope>();
+  scope->module = &module;
+  scope->imports = std::move(imports);
+  scopeByModule_[&module] = scope.get();
+  modules_.push_back(std::move(scope));
+}
+
+const Checker::ModuleScope *Checker::scopeOf(const ast::Module *module) const {
+  return scopeByModule_.lookup(module);
+}
+
+void Checker::checkAll() {
+  for (auto &scope : modules_)
+    declareModels(*scope);
+  for (auto &m : program_.models)
+    typeSignatures(*m);
+  for (auto &m : program_.models)
+    resolveSubmodels(*m);
+  for (auto &m : program_.models)
+    checkBodies(*m);
+}
+
+void Checker::declareModels(ModuleScope &scope) {
+  for (const ast::ModelDecl &decl : scope.module->models) {
+    auto [it, inserted] = scope.models.try_emplace(decl.name.name, nullptr);
+    if (!inserted) {
+      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name)
+          .primary("redefined here")
+          .label(it->second->decl->name.range, "first defined here");
+      continue;
+    }
+    auto info = std::make_unique<ModelInfo>();
+    info->name = decl.name.name;
+    info->decl = &decl;
+    info->module = scope.module;
+    llvm::StringSet<> seen;
+    for (const ast::DeviceParam &d : decl.deviceParams)
+      if (!seen.insert(d.name.name).second)
+        diags_.report(DiagId::DuplicateDefinition, d.name.range, d.name.name);
+    for (const ast::ValueParam &p : decl.valueParams) {
+      if (!seen.insert(p.name.name).second)
+        diags_.report(DiagId::DuplicateDefinition, p.name.range, p.name.name);
+      ValueParamInfo vp;
+      vp.name = p.name.name;
+      vp.kind = p.type;
+      vp.atom = internSymbol(p.name.name);
+      vp.hasDefault = p.defaultValue != nullptr;
+      if (auto *lit = llvm::dyn_cast_if_present<ast::IntLitExpr>(p.defaultValue.get()))
+        vp.defaultInt = lit->value;
+      info->valueParams.push_back(std::move(vp));
+      program_.decls.push_back(
+          {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}});
+    }
+    moduleOfModel_[&decl] = scope.module;
+    it->second = &program_.addModel(std::move(info));
+    program_.decls.push_back(
+        {decl.name.range, decl.name.name, "model " + decl.name.name, decl.doc, {}});
+  }
+}
+
+std::optional<Device> Checker::deviceFromExpr(ModelInfo &model, const ast::DeviceExpr &dev) {
+  switch (dev.kind) {
+  case ast::DeviceExpr::Kind::Cpu:
+    return Device::cpu();
+  case ast::DeviceExpr::Kind::Cuda:
+    if (dev.cudaIndex < 0) {
+      diags_.report(DiagId::InvalidDevice, dev.range, dev.range.text());
+      return std::nullopt;
+    }
+    return Device::cuda(dev.cudaIndex);
+  case ast::DeviceExpr::Kind::Var:
+    for (size_t i = 0; i < model.decl->deviceParams.size(); ++i)
+      if (model.decl->deviceParams[i].name.name == dev.varName)
+        return Device::param(model.decl, unsigned(i));
+    diags_.report(DiagId::UnknownDeviceVar, dev.range, dev.varName)
+        .primary("not a device parameter of `" + model.name + "`")
+        .help("declare it on the model: `model " + model.name + "<" + dev.varName + ": device>`",
+              {}, Applicability::HasPlaceholders);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &dim, bool allowLocal,
+                                        bool &hasPack) {
+  switch (dim.kind) {
+  case ast::DimExpr::Kind::Int:
+    return Dim::constant(dim.value);
+  case ast::DimExpr::Kind::Ellipsis:
+    hasPack = true;
+    return std::nullopt;
+  case ast::DimExpr::Kind::Name: {
+    for (const ValueParamInfo &p : model.valueParams) {
+      if (p.name != dim.name)
+        continue;
+      if (p.kind != ast::ScalarKind::Int) {
+        diags_.report(DiagId::TypeMismatch, dim.range, "int", ast::scalarKindName(p.kind))
+            .primary("a dimension must be an `int`");
+        return std::nullopt;
+      }
+      return Dim::atom(p.atom);
+    }
+    if (fn_) {
+      auto it = fn_->sigSymbols.find(dim.name);
+      if (it != fn_->sigSymbols.end())
+        return it->second;
+    }
+    if (!allowLocal) {
+      diags_.report(DiagId::UnknownName, dim.range, dim.name)
+          .primary("not a value parameter of `" + model.name + "`");
+      return std::nullopt;
+    }
+    return Dim::symbol(dim.name);
+  }
+  case ast::DimExpr::Kind::Binary: {
+    bool lhsPack = false, rhsPack = false;
+    std::optional<Dim> l = dimFromExpr(model, *dim.lhs, allowLocal, lhsPack);
+    std::optional<Dim> r = dimFromExpr(model, *dim.rhs, allowLocal, rhsPack);
+    if (lhsPack || rhsPack) {
+      diags_.report(DiagId::UnsupportedFeature, dim.range, "arithmetic on `...`");
+      return std::nullopt;
+    }
+    if (!l || !r)
+      return std::nullopt;
+    switch (dim.op) {
+    case '+':
+      return *l + *r;
+    case '-':
+      return *l - *r;
+    case '*':
+      return *l * *r;
+    case '/':
+      if (std::optional<int64_t> c = r->asConstant(); c && *c <= 0) {
+        diags_.report(DiagId::ExpectedConstant, dim.rhs->range, "divisor", r->str())
+            .primary("a dimension can only be divided by a positive size");
+        return std::nullopt;
+      }
+      return l->floorDiv(*r);
+    }
+    return std::nullopt;
+  }
+  }
+  return std::nullopt;
+}
+
+Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool allowLocalDims,
+                           DeviceOrigin *origin, llvm::StringRef subject) {
+  if (type.kind == ast::TypeExpr::Kind::Scalar) {
+    switch (type.scalar) {
+    case ast::ScalarKind::Int:
+      return Type::integer();
+    case ast::ScalarKind::Float:
+      return Type::floating();
+    case ast::ScalarKind::Bool:
+      return Type::boolean();
+    }
+  }
+  Shape shape;
+  bool ok = true;
+  for (size_t i = 0; i < type.dims.size(); ++i) {
+    bool isPack = false;
+    std::optional<Dim> d = dimFromExpr(model, *type.dims[i], allowLocalDims, isPack);
+    if (isPack) {
+      if (i != 0 || shape.hasPack()) {
+        diags_.report(DiagId::UnsupportedFeature, type.dims[i]->range,
+                      "`...` anywhere but as the first dimension");
+        ok = false;
+      }
+      shape.pack = 1;
+      continue;
+    }
+    if (!d)
+      ok = false;
+    else
+      shape.dims.push_back(*d);
+  }
+  std::optional<Device> device;
+  bool explicitDevice = type.device.has_value();
+  if (explicitDevice) {
+    device = deviceFromExpr(model, *type.device);
+  } else if (std::optional<Device> home = model.homeDevice()) {
+    device = home;
+  } else {
+    auto diag = diags_.report(DiagId::NoDeviceForState, type.range, subject, model.name);
+    diag.primary("this type names no device")
+        .help("make the model device-generic", {{model.decl->name.range.after(), "<D: device>"}},
+              Applicability::MaybeIncorrect)
+        .help("or give the type an explicit device", {{type.range.after(), " @ cuda:0"}},
+              Applicability::HasPlaceholders);
+  }
+  if (!device || !ok)
+    return Type::error();
+  if (origin) {
+    std::string s = subject.str();
+    origin->kind = DeviceOrigin::Kind::Declared;
+    if (explicitDevice) {
+      origin->range = type.device->range;
+      origin->editRange = type.device->range;
+      origin->message = "`" + s + "` is declared on " + device->str() + " here";
+    } else {
+      origin->range = type.range;
+      origin->message =
+          "`" + s + "` is on the model's device " + device->str() + " (its type names no device)";
+    }
+  }
+  return Type::tensor(type.dtype, std::move(shape), *device);
+}
+
+void Checker::typeSignatures(ModelInfo &model) {
+  currentModel = &model;
+  for (const ast::StateDecl &decl : model.decl->state) {
+    StateInfo s;
+    s.name = decl.name.name;
+    s.decl = &decl;
+    s.isBuffer = decl.kind == ast::StateDecl::Kind::Buffer;
+    if (decl.type && decl.type->kind == ast::TypeExpr::Kind::Scalar) {
+      diags_
+          .report(DiagId::ExpectedTensor, decl.type->range, decl.name.name, decl.type->range.text())
+          .primary("state must be a tensor");
+      s.type = Type::error();
+    } else if (decl.type) {
+      s.type = typeFromExpr(model, *decl.type, /*allowLocalDims=*/false, &s.origin, decl.name.name);
+    }
+    if (model.findState(s.name) || model.findSubmodel(s.name))
+      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
+    program_.decls.push_back({decl.name.range, decl.name.name, decl.name.name + ": " + s.type.str(),
+                              decl.doc, s.origin.message});
+    model.state.push_back(std::move(s));
+  }
+  for (const ast::FnDecl &decl : model.decl->fns) {
+    FnInfo fn;
+    fn.name = decl.name.name;
+    fn.decl = &decl;
+    if (model.findFn(fn.name))
+      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
+    std::string sigText;
+    llvm::StringSet<> paramNames;
+    for (const ast::FnParam &p : decl.params) {
+      if (!paramNames.insert(p.name.name).second)
+        diags_.report(DiagId::DuplicateDefinition, p.name.range, p.name.name);
+      FnParamInfo param;
+      param.name = p.name.name;
+      if (p.type)
+        param.type =
+            typeFromExpr(model, *p.type, /*allowLocalDims=*/true, &param.origin, p.name.name);
+      if (param.origin.isKnown()) {
+        param.origin.kind = DeviceOrigin::Kind::FnParam;
+        param.origin.message =
+            "`" + p.name.name + "` is a fn parameter declared on " + param.type.dev.str() + " here";
+      }
+      fn.valid &= !param.type.isError();
+      sigText += (sigText.empty() ? "" : ", ") + p.name.name + ": " + param.type.str();
+      fn.params.push_back(std::move(param));
+    }
+    if (decl.result) {
+      DeviceOrigin ignored;
+      fn.result = typeFromExpr(model, *decl.result, /*allowLocalDims=*/true, &ignored, "result");
+      fn.valid &= !fn.result.isError();
+    } else {
+      fn.result = Type::voidType();
+    }
+    std::string sig = "fn " + fn.name + "(" + sigText + ")";
+    if (decl.result)
+      sig += " -> " + fn.result.str();
+    program_.decls.push_back({decl.name.range, decl.name.name, sig, decl.doc, {}});
+    model.fns.push_back(std::move(fn));
+  }
+  currentModel = nullptr;
+}
+
+std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr &init,
+                                              const std::string &name, DeviceOrigin &placement,
+                                              bool &pinned) {
+  // The callee model and its arguments, from `M(args)`, `nn.M(args)` or
+  // `M<dev>(args)`.
+  const ast::Module *lookIn = model.module;
+  std::optional<ast::Ident> modelIdent;
+  const std::vector<ast::Arg> *args = nullptr;
+  const std::vector<ast::DeviceExpr> *devices = nullptr;
+  Range argsRange;
+  std::optional<ast::Ident> moduleAlias;
+  if (auto *call = dyn_cast<ast::CallExpr>(&init)) {
+    args = &call->args;
+    argsRange = call->argsRange;
+    if (auto *n = dyn_cast<ast::NameExpr>(call->callee.get())) {
+      modelIdent = ast::Ident{n->name, n->range};
+    } else if (auto *m = dyn_cast<ast::MemberExpr>(call->callee.get())) {
+      if (auto *base = dyn_cast<ast::NameExpr>(m->base.get())) {
+        moduleAlias = ast::Ident{base->name, base->range};
+        modelIdent = m->member;
+      }
+    }
+  } else if (auto *inst = dyn_cast<ast::InstantiateExpr>(&init)) {
+    args = &inst->args;
+    argsRange = inst->argsRange;
+    modelIdent = inst->model;
+    devices = &inst->devices;
+    moduleAlias = inst->module;
+  }
+  if (!modelIdent) {
+    diags_.report(DiagId::TypeMismatch, init.range, "a model instantiation", "an expression")
+        .primary("a submodel is declared as `name = Model(args)`");
+    return std::nullopt;
+  }
+  const ast::Ident *modelName = &*modelIdent;
+  const ModuleScope *scope = scopeOf(model.module);
+  if (moduleAlias) {
+    auto it = scope->imports.find(moduleAlias->name);
+    if (it == scope->imports.end()) {
+      diags_.report(DiagId::UnknownName, moduleAlias->range, moduleAlias->name)
+          .primary("no import is named `" + moduleAlias->name + "`");
+      return std::nullopt;
+    }
+    lookIn = it->second;
+  }
+  const ModuleScope *calleeScope = scopeOf(lookIn);
+  ModelInfo *callee = calleeScope ? calleeScope->models.lookup(modelName->name) : nullptr;
+  if (!callee) {
+    if (moduleAlias)
+      diags_.report(DiagId::UnknownMember, modelName->range, "module `" + moduleAlias->name + "`",
+                    modelName->name);
+    else
+      diags_.report(DiagId::UnknownName, modelName->range, modelName->name)
+          .primary("no model is named `" + modelName->name + "`");
+    return std::nullopt;
+  }
+  std::string calleeName = (moduleAlias ? moduleAlias->name + "." : "") + callee->name;
+  ExprInfo &initInfo = program_.exprs[&init];
+  initInfo.definition = callee->decl->name.range;
+  initInfo.name = callee->name;
+  initInfo.doc = callee->decl->doc;
+
+  auto inst = std::make_shared<ModelInstance>();
+  inst->model = callee;
+  size_t wantDevices = callee->decl->deviceParams.size();
+  if (devices) {
+    pinned = true;
+    if (devices->size() != wantDevices) {
+      diags_
+          .report(DiagId::WrongArgumentCount, init.range, calleeName + "<...>", wantDevices,
+                  devices->size())
+          .primary("wrong number of device arguments");
+      return std::nullopt;
+    }
+    for (const ast::DeviceExpr &d : *devices) {
+      std::optional<Device> dev = deviceFromExpr(model, d);
+      if (!dev)
+        return std::nullopt;
+      inst->devices.push_back(*dev);
+    }
+    if (!devices->empty()) {
+      placement.kind = DeviceOrigin::Kind::Submodel;
+      placement.range = Range::join(devices->front().range, devices->back().range);
+      placement.message =
+          "submodel `" + name + "` is pinned to " + inst->devices[0].str() + " here";
+    }
+  } else if (wantDevices > 0) {
+    std::optional<Device> home = model.homeDevice();
+    if (!home) {
+      diags_.report(DiagId::NoDeviceForState, init.range, name, model.name)
+          .primary("`" + callee->name + "` needs a device and `" + model.name + "` has none")
+          .help("make the model device-generic", {{model.decl->name.range.after(), "<D: device>"}},
+                Applicability::MaybeIncorrect)
+          .help("or pin the submodel to a device", {{modelName->range.after(), "<cuda:0>"}},
+                Applicability::HasPlaceholders);
+      return std::nullopt;
+    }
+    inst->devices.assign(wantDevices, *home);
+    placement.kind = DeviceOrigin::Kind::Submodel;
+    placement.range = init.range;
+    placement.message =
+        "submodel `" + name + "` is placed with the model on " + home->str() + " here";
+  }
+
+  // Value arguments: positional, then named.
+  std::vector<const ast::Expr *> bound(callee->valueParams.size(), nullptr);
+  size_t positional = 0;
+  bool ok = true;
+  for (const ast::Arg &arg : *args) {
+    size_t slot;
+    if (arg.name) {
+      auto it = llvm::find_if(callee->valueParams,
+                              [&](const ValueParamInfo &p) { return p.name == arg.name->name; });
+      if (it == callee->valueParams.end()) {
+        diags_.report(DiagId::UnknownNamedArgument, arg.name->range, calleeName, arg.name->name);
+        ok = false;
+        continue;
+      }
+      slot = size_t(it - callee->valueParams.begin());
+    } else {
+      slot = positional++;
+      if (slot >= bound.size()) {
+        diags_.report(DiagId::WrongArgumentCount, arg.range, calleeName, bound.size(),
+                      args->size());
+        ok = false;
+        continue;
+      }
+    }
+    if (bound[slot]) {
+      diags_.report(DiagId::DuplicateArgument, arg.range, callee->valueParams[slot].name);
+      ok = false;
+      continue;
+    }
+    bound[slot] = arg.value.get();
+  }
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const ValueParamInfo &p = callee->valueParams[i];
+    if (!bound[i]) {
+      if (p.defaultInt)
+        inst->values.push_back(Dim::constant(*p.defaultInt));
+      else if (p.hasDefault && p.kind != ast::ScalarKind::Int)
+        inst->values.push_back(std::nullopt);
+      else {
+        if (ok)
+          diags_.report(DiagId::MissingArgument, argsRange.isValid() ? argsRange : init.range,
+                        calleeName, p.name);
+        ok = false;
+        inst->values.push_back(std::nullopt);
+      }
+      continue;
+    }
+    Value v = checkExpr(*bound[i]);
+    if (v.type.isError()) {
+      ok = false;
+      inst->values.push_back(std::nullopt);
+      continue;
+    }
+    bool matches = (p.kind == ast::ScalarKind::Int && v.type.kind() == Type::Kind::Int) ||
+                   (p.kind == ast::ScalarKind::Float &&
+                    (v.type.kind() == Type::Kind::Float || v.type.kind() == Type::Kind::Int)) ||
+                   (p.kind == ast::ScalarKind::Bool && v.type.kind() == Type::Kind::Bool);
+    if (!matches) {
+      diags_
+          .report(DiagId::TypeMismatch, bound[i]->range, ast::scalarKindName(p.kind), v.type.str())
+          .primary("argument `" + p.name + "` of `" + calleeName + "`");
+      ok = false;
+      inst->values.push_back(std::nullopt);
+      continue;
+    }
+    if (p.kind == ast::ScalarKind::Int && !v.type.intValue) {
+      diags_.report(DiagId::ExpectedConstant, bound[i]->range, p.name,
+                    "a value known only at run time");
+      ok = false;
+    }
+    inst->values.push_back(p.kind == ast::ScalarKind::Int ? v.type.intValue : std::nullopt);
+  }
+  if (!ok)
+    return std::nullopt;
+  return Type::model(std::move(inst));
+}
+
+void Checker::resolveSubmodels(ModelInfo &model) {
+  currentModel = &model;
+  FnContext ctx;
+  ctx.model = &model;
+  ctx.scopes.emplace_back();
+  ctx.home = model.homeDevice();
+  fn_ = &ctx;
+  for (const ast::SubmodelDecl &decl : model.decl->submodels) {
+    SubmodelInfo sub;
+    sub.name = decl.name.name;
+    sub.decl = &decl;
+    if (model.findState(sub.name) || model.findSubmodel(sub.name))
+      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
+    if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get())) {
+      std::vector<std::shared_ptr<const ModelInstance>> insts;
+      bool ok = true;
+      for (size_t i = 0; i < list->elements.size(); ++i) {
+        DeviceOrigin placement;
+        std::optional<Type> t = instanceFromExpr(
+            model, *list->elements[i], sub.name + "." + std::to_string(i), placement, sub.pinned);
+        if (!t) {
+          ok = false;
+          continue;
+        }
+        if (!sub.placement.isKnown())
+          sub.placement = placement;
+        insts.push_back(t->instance);
+      }
+      sub.type = ok ? Type::modelList(std::move(insts)) : Type::error();
+    } else if (decl.init) {
+      std::optional<Type> t =
+          instanceFromExpr(model, *decl.init, sub.name, sub.placement, sub.pinned);
+      sub.type = t ? *t : Type::error();
+    }
+    program_.decls.push_back({decl.name.range, decl.name.name,
+                              decl.name.name + ": " + sub.type.str(), decl.doc,
+                              sub.placement.message});
+    model.submodels.push_back(std::move(sub));
+  }
+  fn_ = nullptr;
+  currentModel = nullptr;
+}
+
+void Checker::checkBodies(ModelInfo &model) {
+  currentModel = &model;
+  // State initialisers are checked like a fn body without parameters.
+  for (const StateInfo &s : model.state) {
+    if (!s.decl->init)
+      continue;
+    FnContext ctx;
+    ctx.model = &model;
+    ctx.scopes.emplace_back();
+    ctx.home = model.homeDevice();
+    fn_ = &ctx;
+    currentFnName = "";
+    Value v = checkExpr(*s.decl->init);
+    if (!s.type.isError())
+      checkAgainstDeclared(v, s.type, s.origin, s.decl->type->range, "`" + s.name + "`",
+                           /*isReturn=*/false);
+    finishFn();
+    fn_ = nullptr;
+  }
+  for (const FnInfo &fn : model.fns)
+    checkFn(model, fn);
+  currentModel = nullptr;
+}
+
+static void collectLocalSymbols(const Type &t, const ModelInfo &model, llvm::StringMap<Dim> &out) {
+  if (!t.isTensor())
+    return;
+  for (Dim d : t.shape.dims)
+    for (const Term &term : d.terms())
+      for (AtomId a : term.atoms) {
+        bool isParam =
+            llvm::any_of(model.valueParams, [&](const ValueParamInfo &p) { return p.atom == a; });
+        if (!isParam)
+          out.try_emplace(atomName(a), Dim::atom(a));
+      }
+}
+
+/// The device a model without device parameters mostly lives on: where its
+/// first state or submodel is, else its fn's first tensor parameter.
+static std::optional<Device> concreteHome(const ModelInfo &model, const FnInfo &fn) {
+  for (const StateInfo &s : model.state)
+    if (s.type.isTensor())
+      return s.type.dev;
+  for (const SubmodelInfo &s : model.submodels) {
+    if (s.type.kind() == Type::Kind::Model && s.type.instance && !s.type.instance->devices.empty())
+      return s.type.instance->devices.front();
+    if (s.type.kind() == Type::Kind::ModelList && s.type.instances && !s.type.instances->empty() &&
+        !s.type.instances->front()->devices.empty())
+      return s.type.instances->front()->devices.front();
+  }
+  for (const FnParamInfo &p : fn.params)
+    if (p.type.isTensor())
+      return p.type.dev;
+  return std::nullopt;
+}
+
+void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
+  FnContext ctx;
+  ctx.model = &model;
+  ctx.fn = &fn;
+  ctx.home = model.homeDevice();
+  ctx.scopes.emplace_back();
+  fn_ = &ctx;
+  currentFnName = fn.name;
+  inFnBody = true;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const FnParamInfo &p = fn.params[i];
+    const ast::FnParam &decl = fn.decl->params[i];
+    Local local;
+    local.value.type = p.type;
+    if (p.type.kind() == Type::Kind::Int)
+      local.value.type = Type::integer(Dim::symbol(p.name));
+    local.value.origin = p.origin;
+    local.declRange = decl.name.range;
+    ctx.scopes.back()[p.name] = local;
+    collectLocalSymbols(p.type, model, ctx.sigSymbols);
+  }
+  if (!ctx.home)
+    ctx.home = concreteHome(model, fn);
+  collectLocalSymbols(fn.result, model, ctx.sigSymbols);
+  checkStmts(fn.decl->body);
+  if (fn.result.kind() != Type::Kind::Void && !fn.result.isError()) {
+    bool returns = llvm::any_of(
+        fn.decl->body, [](const ast::StmtPtr &s) { return s && isa<ast::ReturnStmt>(s.get()); });
+    if (!returns)
+      diags_.report(DiagId::MissingReturn, fn.decl->name.range, fn.name, fn.result.str())
+          .primary("`" + fn.name + "` declares a result")
+          .note("the last statement of the body must be `return <value>`");
+  }
+  finishFn();
+  inFnBody = false;
+  fn_ = nullptr;
+}
+
+void Checker::finishFn() {
+  FnContext &ctx = *fn_;
+  for (const DeviceUnifier::Unbound &u : ctx.unifier.unboundClasses()) {
+    auto diag = diags_.report(DiagId::CannotInferDevice, u.creation, u.text);
+    diag.primary("nothing that uses this tensor decides its device")
+        .note("modelc never defaults a created tensor to cpu");
+    if (ctx.home)
+      diag.help("place it on the model's device", {{u.creation.after(), " @ " + ctx.home->str()}},
+                Applicability::MaybeIncorrect);
+    else
+      diag.help("place it explicitly", {{u.creation.after(), " @ cuda:0"}},
+                Applicability::HasPlaceholders);
+  }
+  // Side-table types must not mention variables once the fn is done.
+  for (const ast::Expr *e : ctx.recorded) {
+    auto it = program_.exprs.find(e);
+    if (it == program_.exprs.end())
+      continue;
+    ExprInfo &info = it->second;
+    if (info.type.isTensor() && info.type.dev.isVar()) {
+      if (const DeviceOrigin *o = ctx.unifier.bindingOrigin(info.type.dev))
+        info.origin = *o;
+      info.type.dev = ctx.unifier.resolve(info.type.dev);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Checker::checkStmts(const std::vector<ast::StmtPtr> &body) {
+  for (const ast::StmtPtr &s : body)
+    if (s)
+      checkStmt(*s);
+}
+
+void Checker::checkStmt(const ast::Stmt &stmt) {
+  FnContext &ctx = *fn_;
+  switch (stmt.kind()) {
+  case ast::Stmt::Kind::Let: {
+    auto &let = cast<ast::LetStmt>(stmt);
+    letExpr = let.value.get();
+    letStmt = &let;
+    letName = let.name.name;
+    Value v = let.value ? checkExpr(*let.value) : errorValue();
+    letExpr = nullptr;
+    letStmt = nullptr;
+    Local local;
+    local.declRange = let.name.range;
+    local.isLet = true;
+    local.value = v;
+    if (let.type) {
+      DeviceOrigin declared;
+      Type t =
+          typeFromExpr(*ctx.model, *let.type, /*allowLocalDims=*/true, &declared, let.name.name);
+      if (!t.isError()) {
+        checkAgainstDeclared(v, t, declared, let.type->range, "`" + let.name.name + "`", false);
+        local.value.type = t;
+        local.value.origin = declared;
+      }
+    }
+    ctx.scopes.back()[let.name.name] = local;
+    std::string origin = originOf(local.value).message;
+    program_.decls.push_back(
+        {let.name.range, let.name.name, let.name.name + ": " + typeStr(local.value), {}, origin});
+    return;
+  }
+  case ast::Stmt::Kind::Assign: {
+    auto &assign = cast<ast::AssignStmt>(stmt);
+    Value v = assign.value ? checkExpr(*assign.value) : errorValue();
+    Local *target = nullptr;
+    for (auto scope = ctx.scopes.rbegin(); scope != ctx.scopes.rend() && !target; ++scope) {
+      auto it = scope->find(assign.target.name);
+      if (it != scope->end())
+        target = &it->second;
+    }
+    if (!target || !target->isLet) {
+      if (!target && !ctx.model->findState(assign.target.name) &&
+          !ctx.model->findSubmodel(assign.target.name)) {
+        if (ctx.reportedUnknown.insert(assign.target.name).second)
+          diags_.report(DiagId::UnknownName, assign.target.range, assign.target.name);
+      } else {
+        diags_.report(DiagId::AssignToNonLocal, assign.target.range, assign.target.name)
+            .help("introduce a new variable",
+                  {{Range{assign.target.range.begin, assign.target.range.begin}, "let "}},
+                  Applicability::MaybeIncorrect);
+      }
+      return;
+    }
+    if (v.type.isError() || target->value.type.isError())
+      return;
+    checkAgainstDeclared(v, target->value.type, originOf(target->value), target->declRange,
+                         "`" + assign.target.name + "`", false);
+    return;
+  }
+  case ast::Stmt::Kind::Return: {
+    auto &ret = cast<ast::ReturnStmt>(stmt);
+    if (!ctx.fn)
+      return;
+    const FnInfo &fn = *ctx.fn;
+    if (!ret.value) {
+      if (fn.result.kind() != Type::Kind::Void && !fn.result.isError())
+        diags_.report(DiagId::MissingReturn, stmt.range, fn.name, fn.result.str())
+            .primary("returns no value");
+      return;
+    }
+    Value v = checkExpr(*ret.value);
+    if (fn.result.kind() == Type::Kind::Void) {
+      diags_.report(DiagId::ReturnWithoutResult, ret.value->range, fn.name)
+          .help("declare the result type", {{fn.decl->name.range.after(), ""}},
+                Applicability::HasPlaceholders);
+      return;
+    }
+    if (fn.result.isError())
+      return;
+    DeviceOrigin declared;
+    declared.kind = DeviceOrigin::Kind::Declared;
+    declared.range =
+        fn.decl->result->device ? fn.decl->result->device->range : fn.decl->result->range;
+    declared.message = "`" + fn.name + "` is declared to return " + fn.result.str() + " here";
+    checkAgainstDeclared(v, fn.result, declared, fn.decl->result->range, fn.name, true);
+    return;
+  }
+  case ast::Stmt::Kind::For: {
+    auto &loop = cast<ast::ForStmt>(stmt);
+    Value it = loop.iterable ? checkExpr(*loop.iterable) : errorValue();
+    Local var;
+    var.declRange = loop.var.range;
+    var.isLet = false;
+    if (it.type.kind() == Type::Kind::ModelList && it.type.instances &&
+        !it.type.instances->empty()) {
+      const auto &first = it.type.instances->front();
+      bool uniform = llvm::all_of(*it.type.instances, [&](const auto &inst) {
+        return inst->model == first->model && inst->devices == first->devices &&
+               inst->values == first->values;
+      });
+      if (uniform) {
+        var.value.type = Type::model(first);
+        var.value.origin = it.origin;
+      } else {
+        diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
+                      "iterating over submodels of different types");
+      }
+    } else if (!it.type.isError()) {
+      diags_.report(DiagId::NotIterable, loop.iterable->range, it.type.str())
+          .primary("a `for` loop iterates over a list of submodels");
+    }
+    ctx.scopes.emplace_back();
+    ctx.scopes.back()[loop.var.name] = var;
+    checkStmts(loop.body);
+    ctx.scopes.pop_back();
+    return;
+  }
+  case ast::Stmt::Kind::Expr: {
+    auto &e = cast<ast::ExprStmt>(stmt);
+    if (e.expr)
+      checkExpr(*e.expr);
+    return;
+  }
+  }
+}
+
+void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
+                                   const DeviceOrigin &declaredOrigin, Range declRange,
+                                   llvm::StringRef what, bool isReturn) {
+  if (value.type.isError() || declared.isError())
+    return;
+  Range at = value.range();
+  if (!declared.isTensor() || !value.type.isTensor()) {
+    bool ok = declared.kind() == value.type.kind() ||
+              (declared.kind() == Type::Kind::Float && value.type.kind() == Type::Kind::Int);
+    if (!ok)
+      diags_.report(DiagId::TypeMismatch, at, declared.str(), typeStr(value))
+          .primary("this is " + typeStr(value))
+          .label(declRange, "expected because of this type");
+    return;
+  }
+  if (value.type.dtype != declared.dtype) {
+    diags_
+        .report(DiagId::DTypeMismatch, at, ast::dtypeName(value.type.dtype),
+                ast::dtypeName(declared.dtype), isReturn ? "return" : what)
+        .primary(typeStr(value))
+        .label(declRange, "declared " + ast::dtypeName(declared.dtype).str() + " here")
+        .help("convert it with `cast`", castEdits(*value.expr, declared.dtype));
+    return;
+  }
+  if (value.type.shape != declared.shape) {
+    diags_.report(DiagId::ShapeMismatch, at, declared.shape.str(), value.type.shape.str())
+        .primary("this has shape " + value.type.shape.str())
+        .label(declRange, "expected because of this type");
+    return;
+  }
+  DeviceOrigin binding;
+  binding.kind = DeviceOrigin::Kind::Inferred;
+  binding.range = declRange;
+  binding.message = "the device " + declared.dev.str() + " of `" +
+                    fn_->unifier.creationText(resolve(value.type.dev)).str() +
+                    "` was inferred from the type of " + what.str() + " here";
+  if (fn_->unifier.unify(value.type.dev, declared.dev, binding))
+    return;
+  Device actual = resolve(value.type.dev);
+  DeviceOrigin valueOrigin = originOf(value);
+  if (isReturn) {
+    auto diag = diags_.report(DiagId::ReturnDeviceMismatch, at, actual.str(), what, declared.str());
+    diag.primary(typeStr(value)).label(declaredOrigin.range, "declared on " + declared.dev.str());
+    if (valueOrigin.isKnown())
+      diag.note(valueOrigin.message, valueOrigin.range);
+    diag.help("move the result to " + declared.dev.str(), toEdits(*value.expr, declared.dev));
+    return;
+  }
+  if (valueOrigin.kind == DeviceOrigin::Kind::Placed) {
+    diags_
+        .report(DiagId::PlacementConflict, valueOrigin.range, valueOrigin.subject, actual.str(),
+                declared.dev.str())
+        .primary("placed on " + actual.str())
+        .label(declRange, what.str() + " is declared on " + declared.dev.str())
+        .help("remove the placement; the device is then inferred", {{valueOrigin.editRange, ""}});
+    return;
+  }
+  auto diag = diags_.report(DiagId::TypeMismatch, at, declared.str(), typeStr(value));
+  diag.primary("this is on " + actual.str()).label(declRange, "expected because of this type");
+  if (valueOrigin.isKnown())
+    diag.note(valueOrigin.message, valueOrigin.range);
+  diag.help("move it to " + declared.dev.str(), toEdits(*value.expr, declared.dev));
+}
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+Type Checker::resolve(const Type &t) {
+  if (!t.isTensor() || !t.dev.isVar())
+    return t;
+  Type r = t;
+  r.dev = resolve(t.dev);
+  return r;
+}
+
+DeviceOrigin Checker::originOf(const Value &v) {
+  if (fn_ && v.type.isTensor() && v.type.dev.isVar())
+    if (const DeviceOrigin *o = fn_->unifier.bindingOrigin(v.type.dev))
+      return *o;
+  return v.origin;
+}
+
+std::string Checker::shortText(Range r) const {
+  llvm::StringRef t = r.text();
+  if (t.size() <= 40 && !t.contains('\n'))
+    return t.str();
+  size_t cut = std::min<size_t>(t.find('\n'), 37);
+  return t.take_front(cut).rtrim().str() + "...";
+}
+
+bool Checker::isPostfixSafe(const ast::Expr &e) {
+  switch (e.kind()) {
+  case ast::Expr::Kind::Unary:
+  case ast::Expr::Kind::Binary:
+  case ast::Expr::Kind::IntLit:
+  case ast::Expr::Kind::FloatLit:
+    return false;
+  default:
+    return true;
+  }
+}
+
+std::vector<Edit> Checker::toEdits(const ast::Expr &operand, Device target) {
+  std::string to = ".to(" + target.str() + ")";
+  if (isPostfixSafe(operand))
+    return {{operand.range.after(), to}};
+  return {{Range{operand.range.begin, operand.range.begin}, "("},
+          {operand.range.after(), ")" + to}};
+}
+
+std::vector<Edit> Checker::castEdits(const ast::Expr &operand, ast::DType target) {
+  return {{Range{operand.range.begin, operand.range.begin}, "cast("},
+          {operand.range.after(), ", " + ast::dtypeName(target).str() + ")"}};
+}
+
+Value Checker::fail(const ast::Expr &expr, llvm::ArrayRef<const Value *> operands) {
+  if (fn_)
+    for (const Value *v : operands)
+      if (v && v->type.isTensor())
+        fn_->unifier.poison(v->type.dev);
+  return errorValue(&expr);
+}
+
+std::optional<Device> Checker::unifyDevices(llvm::StringRef op, Range opRange,
+                                            const ast::Expr &whole,
+                                            llvm::ArrayRef<const Value *> operands) {
+  const Value *first = nullptr;
+  for (const Value *v : operands) {
+    if (!v || !v->type.isTensor())
+      continue;
+    if (!first) {
+      first = v;
+      continue;
+    }
+    DeviceOrigin binding;
+    binding.kind = DeviceOrigin::Kind::Inferred;
+    binding.range = whole.range;
+    binding.subject = shortText(whole.range);
+    // Name the creation that gets a device, and the device it gets.
+    Device fd = resolve(first->type.dev), vd = resolve(v->type.dev);
+    Device bound = fd.isVar() ? vd : fd;
+    llvm::StringRef created = fn_->unifier.creationText(fd.isVar() ? fd : vd);
+    binding.message = "the device " + bound.str() + " of `" + created.str() +
+                      "` was inferred from `" + shortText(whole.range) + "` here";
+    if (!fn_->unifier.unify(first->type.dev, v->type.dev, binding)) {
+      reportDeviceMismatch(op, opRange, *first, *v);
+      return std::nullopt;
+    }
+  }
+  return first ? std::optional<Device>(resolve(first->type.dev)) : std::nullopt;
+}
+
+void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &a,
+                                   const Value &b) {
+  Device da = resolve(a.type.dev), db = resolve(b.type.dev);
+  DeviceOrigin oa = originOf(a), ob = originOf(b);
+  if (oa.kind == DeviceOrigin::Kind::Placed || ob.kind == DeviceOrigin::Kind::Placed) {
+    bool aPlaced = oa.kind == DeviceOrigin::Kind::Placed;
+    const Value &placed = aPlaced ? a : b, &other = aPlaced ? b : a;
+    const DeviceOrigin &po = aPlaced ? oa : ob, &oo = aPlaced ? ob : oa;
+    Device pd = aPlaced ? da : db, od = aPlaced ? db : da;
+    auto diag = diags_.report(DiagId::PlacementConflict, po.range, po.subject, pd.str(), od.str());
+    diag.primary("placed on " + pd.str() + " here");
+    if (placed.range() != po.range)
+      diag.label(placed.range(), typeStr(placed));
+    diag.label(other.range(), typeStr(other));
+    if (oo.isKnown())
+      diag.note(oo.message, oo.range);
+    if (po.editRange.isValid())
+      diag.help("remove the placement; its device is then inferred from this use",
+                {{po.editRange, ""}});
+    diag.help("or move it to " + od.str() + " here", toEdits(*placed.expr, od));
+    return;
+  }
+  // The odd one out is the operand that is not on the fn's device.
+  std::optional<Device> home = fn_ ? fn_->home : std::nullopt;
+  bool aOdd = home && da != *home && db == *home;
+  const Value &odd = aOdd ? a : b, &other = aOdd ? b : a;
+  const DeviceOrigin &oddOrigin = aOdd ? oa : ob, &otherOrigin = aOdd ? ob : oa;
+  Device target = aOdd ? db : da;
+  auto diag = diags_.report(DiagId::DeviceMismatch, opRange, op);
+  diag.primary(odd.range(), typeStr(odd)).label(other.range(), typeStr(other));
+  if (oddOrigin.isKnown())
+    diag.note(oddOrigin.message, oddOrigin.range);
+  if (otherOrigin.isKnown() && otherOrigin.range != oddOrigin.range)
+    diag.note(otherOrigin.message, otherOrigin.range);
+  if ((oddOrigin.kind == DeviceOrigin::Kind::Declared ||
+       oddOrigin.kind == DeviceOrigin::Kind::FnParam) &&
+      oddOrigin.editRange.isValid() && !target.isVar())
+    diag.help("declare it on " + target.str(), {{oddOrigin.editRange, target.str()}},
+              Applicability::MaybeIncorrect);
+  if (odd.expr && !target.isVar())
+    diag.help("or move it to " + target.str() + " here", toEdits(*odd.expr, target));
+}
+
+bool Checker::requireDevice(const Value &v, Device expected, const DeviceOrigin &,
+                            const DeviceOrigin &bindingOrigin) {
+  return fn_->unifier.unify(v.type.dev, expected, bindingOrigin);
+}
+
+bool Checker::requireSameDType(llvm::StringRef op, const Value &anchor, const Value &other) {
+  if (anchor.type.dtype == other.type.dtype)
+    return true;
+  auto diag = diags_.report(DiagId::DTypeMismatch, other.range(), ast::dtypeName(other.type.dtype),
+                            ast::dtypeName(anchor.type.dtype), op);
+  diag.primary(typeStr(other)).label(anchor.range(), typeStr(anchor));
+  if (other.expr)
+    diag.help("convert it with `cast`", castEdits(*other.expr, anchor.type.dtype));
+  return false;
+}
+
+std::optional<Shape> Checker::broadcast(const Shape &a, const Shape &b) {
+  if (a.hasPack() && b.hasPack() && a.pack != b.pack)
+    return std::nullopt;
+  size_t na = a.dims.size(), nb = b.dims.size();
+  if ((a.hasPack() && nb > na) || (b.hasPack() && na > nb))
+    return std::nullopt;
+  Shape out;
+  out.pack = a.pack ? a.pack : b.pack;
+  size_t n = std::max(na, nb);
+  out.dims.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<Dim> da = i < na ? std::optional<Dim>(a.dims[na - 1 - i]) : std::nullopt;
+    std::optional<Dim> db = i < nb ? std::optional<Dim>(b.dims[nb - 1 - i]) : std::nullopt;
+    Dim r;
+    if (!da)
+      r = *db;
+    else if (!db)
+      r = *da;
+    else if (*da == *db || db->isConstant(1))
+      r = *da;
+    else if (da->isConstant(1))
+      r = *db;
+    else
+      return std::nullopt;
+    out.dims[n - 1 - i] = r;
+  }
+  return out;
+}
+
+std::optional<unsigned> Checker::normalizeDim(int64_t dim, const Value &tensor, Range at,
+                                              bool allowEnd) {
+  int64_t rank = int64_t(tensor.type.rank()) + (allowEnd ? 1 : 0);
+  if (tensor.type.shape.hasPack()) {
+    if (dim >= 0) {
+      diags_
+          .report(DiagId::UnsupportedFeature, at,
+                  "a non-negative dimension index on a tensor with `...` dims")
+          .primary("count from the end instead, e.g. -1");
+      return std::nullopt;
+    }
+    if (-dim > rank) {
+      diags_.report(DiagId::DimOutOfRange, at, dim, "at least " + std::to_string(rank))
+          .primary("refers into `...`");
+      return std::nullopt;
+    }
+    return unsigned(rank + dim);
+  }
+  if (dim < -rank || dim >= rank) {
+    diags_.report(DiagId::DimOutOfRange, at, dim, tensor.type.rank())
+        .primary("valid dims are " + std::to_string(-rank) + " to " + std::to_string(rank - 1))
+        .label(tensor.range(), typeStr(tensor));
+    return std::nullopt;
+  }
+  return unsigned(dim < 0 ? dim + rank : dim);
+}

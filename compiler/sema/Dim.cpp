@@ -1,0 +1,318 @@
+//===- Dim.cpp - Hash-consed dimension polynomials ------------------------===//
+
+#include "sema/Dim.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+
+using namespace modelc::sema;
+
+namespace {
+
+struct AtomInfo {
+  std::string name;
+  // An opaque floor quotient `numerator / divisor`, kept so substitution
+  // can evaluate it once the numerator becomes divisible or constant.
+  bool isQuotient = false;
+  Dim numerator;
+  Dim divisor;
+};
+
+/// Process-wide storage of polynomials and atoms. Elements of the deques
+/// never move, so references handed out stay valid.
+struct Tables {
+  std::mutex mutex;
+  std::deque<llvm::SmallVector<Term, 1>> polys;
+  llvm::StringMap<uint32_t> polyIds;
+  std::deque<AtomInfo> atoms;
+  llvm::StringMap<AtomId> atomIds;
+
+  Tables() {
+    polys.emplace_back(); // id 0: the constant 0 (no terms)
+    polyIds[""] = 0;
+  }
+};
+
+Tables &tables() {
+  static Tables t;
+  return t;
+}
+
+// Wrapping arithmetic: absurd dims must not be undefined behaviour.
+int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+/// Graded lexicographic order: higher degree first; the constant last.
+bool termBefore(const Term &a, const Term &b) {
+  if (a.atoms.size() != b.atoms.size())
+    return a.atoms.size() > b.atoms.size();
+  return a.atoms < b.atoms;
+}
+
+void appendKey(std::string &key, const void *data, size_t size) {
+  key.append(static_cast<const char *>(data), size);
+}
+
+Dim intern(llvm::SmallVector<Term, 1> terms) {
+  // Canonicalize: sort, merge equal monomials, drop zero coefficients.
+  std::sort(terms.begin(), terms.end(), termBefore);
+  llvm::SmallVector<Term, 1> merged;
+  for (Term &t : terms) {
+    if (!merged.empty() && merged.back().atoms == t.atoms)
+      merged.back().coeff = wrapAdd(merged.back().coeff, t.coeff);
+    else
+      merged.push_back(std::move(t));
+    if (merged.back().coeff == 0)
+      merged.pop_back();
+  }
+  std::string key;
+  for (const Term &t : merged) {
+    appendKey(key, &t.coeff, sizeof(t.coeff));
+    uint32_t n = t.atoms.size();
+    appendKey(key, &n, sizeof(n));
+    appendKey(key, t.atoms.data(), n * sizeof(AtomId));
+  }
+  Tables &tb = tables();
+  std::lock_guard<std::mutex> lock(tb.mutex);
+  auto [it, inserted] = tb.polyIds.try_emplace(key, uint32_t(tb.polys.size()));
+  if (inserted)
+    tb.polys.push_back(std::move(merged));
+  return Dim::fromId(it->second);
+}
+
+const AtomInfo &atomInfo(AtomId atom) {
+  Tables &tb = tables();
+  std::lock_guard<std::mutex> lock(tb.mutex);
+  return tb.atoms[atom];
+}
+
+AtomId internAtom(llvm::StringRef name, const AtomInfo *quotient) {
+  Tables &tb = tables();
+  std::lock_guard<std::mutex> lock(tb.mutex);
+  auto [it, inserted] = tb.atomIds.try_emplace(name, AtomId(tb.atoms.size()));
+  if (inserted) {
+    AtomInfo info = quotient ? *quotient : AtomInfo();
+    info.name = name.str();
+    tb.atoms.push_back(std::move(info));
+  }
+  return it->second;
+}
+
+int64_t floorDivide(int64_t a, int64_t b) {
+  if (b == -1)
+    return int64_t(0 - uint64_t(a)); // avoids INT64_MIN / -1
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+/// Divides monomial `a` by monomial `b` (both sorted); nullopt if b does
+/// not divide a.
+std::optional<llvm::SmallVector<AtomId, 2>> divideAtoms(llvm::ArrayRef<AtomId> a,
+                                                        llvm::ArrayRef<AtomId> b) {
+  llvm::SmallVector<AtomId, 2> rest;
+  size_t j = 0;
+  for (AtomId x : a) {
+    if (j < b.size() && b[j] == x)
+      ++j;
+    else
+      rest.push_back(x);
+  }
+  if (j != b.size())
+    return std::nullopt;
+  return rest;
+}
+
+} // namespace
+
+Dim Dim::constant(int64_t value) {
+  if (value == 0)
+    return Dim();
+  llvm::SmallVector<Term, 1> terms;
+  terms.push_back(Term{value, {}});
+  return intern(std::move(terms));
+}
+
+AtomId modelc::sema::internSymbol(llvm::StringRef name) { return internAtom(name, nullptr); }
+
+Dim Dim::symbol(llvm::StringRef name) { return atom(internSymbol(name)); }
+
+Dim Dim::atom(AtomId atom) {
+  llvm::SmallVector<Term, 1> terms;
+  terms.push_back(Term{1, {atom}});
+  return intern(std::move(terms));
+}
+
+llvm::ArrayRef<Term> Dim::terms() const {
+  Tables &tb = tables();
+  std::lock_guard<std::mutex> lock(tb.mutex);
+  return tb.polys[id_];
+}
+
+llvm::StringRef modelc::sema::atomName(AtomId atom) { return atomInfo(atom).name; }
+
+Dim modelc::sema::operator+(Dim a, Dim b) {
+  llvm::SmallVector<Term, 1> terms(a.terms().begin(), a.terms().end());
+  terms.append(b.terms().begin(), b.terms().end());
+  return intern(std::move(terms));
+}
+
+Dim modelc::sema::operator-(Dim a, Dim b) {
+  llvm::SmallVector<Term, 1> terms(a.terms().begin(), a.terms().end());
+  for (const Term &t : b.terms())
+    terms.push_back(Term{wrapMul(t.coeff, -1), t.atoms});
+  return intern(std::move(terms));
+}
+
+Dim modelc::sema::operator*(Dim a, Dim b) {
+  llvm::SmallVector<Term, 1> terms;
+  for (const Term &x : a.terms()) {
+    for (const Term &y : b.terms()) {
+      Term t{wrapMul(x.coeff, y.coeff), x.atoms};
+      t.atoms.append(y.atoms.begin(), y.atoms.end());
+      std::sort(t.atoms.begin(), t.atoms.end());
+      terms.push_back(std::move(t));
+    }
+  }
+  return intern(std::move(terms));
+}
+
+std::optional<int64_t> Dim::asConstant() const {
+  llvm::ArrayRef<Term> ts = terms();
+  if (ts.empty())
+    return 0;
+  if (ts.size() == 1 && ts[0].atoms.empty())
+    return ts[0].coeff;
+  return std::nullopt;
+}
+
+std::optional<AtomId> Dim::asAtom() const {
+  llvm::ArrayRef<Term> ts = terms();
+  if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].atoms.size() == 1)
+    return ts[0].atoms[0];
+  return std::nullopt;
+}
+
+bool Dim::mentions(AtomId atom) const {
+  for (const Term &t : terms())
+    if (llvm::is_contained(t.atoms, atom))
+      return true;
+  return false;
+}
+
+Dim Dim::floorDiv(int64_t divisor) const {
+  if (divisor == 0 || divisor == 1)
+    return *this;
+  if (std::optional<int64_t> c = asConstant())
+    return constant(floorDivide(*c, divisor));
+  return floorDiv(constant(divisor));
+}
+
+Dim Dim::floorDiv(Dim divisor) const {
+  std::optional<int64_t> d = divisor.asConstant();
+  if (d && (*d == 0 || *d == 1))
+    return *this;
+  if (std::optional<int64_t> c = asConstant(); c && d)
+    return constant(floorDivide(*c, *d));
+  if (std::optional<Dim> q = exactDiv(divisor))
+    return *q;
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  if (asAtom())
+    os << *this;
+  else
+    os << "(" << *this << ")";
+  if (d || divisor.asAtom())
+    os << "/" << divisor;
+  else
+    os << "/(" << divisor << ")";
+  AtomInfo info;
+  info.isQuotient = true;
+  info.numerator = *this;
+  info.divisor = divisor;
+  return atom(internAtom(name, &info));
+}
+
+std::optional<Dim> Dim::exactDiv(Dim divisor) const {
+  llvm::ArrayRef<Term> ds = divisor.terms();
+  if (ds.empty())
+    return std::nullopt;
+  // Multivariate division by the leading term; graded lex is a monomial
+  // order, so every step strictly lowers the remainder's leading term.
+  Dim remainder = *this, quotient;
+  for (unsigned steps = 0; steps < 4096; ++steps) {
+    llvm::ArrayRef<Term> rs = remainder.terms();
+    if (rs.empty())
+      return quotient;
+    const Term &lead = rs.front();
+    if (lead.coeff % ds.front().coeff != 0)
+      return std::nullopt;
+    std::optional<llvm::SmallVector<AtomId, 2>> atoms = divideAtoms(lead.atoms, ds.front().atoms);
+    if (!atoms)
+      return std::nullopt;
+    llvm::SmallVector<Term, 1> qt;
+    qt.push_back(Term{lead.coeff / ds.front().coeff, std::move(*atoms)});
+    Dim step = intern(std::move(qt));
+    quotient = quotient + step;
+    remainder = remainder - step * divisor;
+  }
+  return std::nullopt;
+}
+
+Dim Dim::substitute(llvm::function_ref<std::optional<Dim>(AtomId)> map) const {
+  Dim result;
+  for (const Term &t : terms()) {
+    Dim product = constant(t.coeff);
+    for (AtomId a : t.atoms) {
+      Dim replaced = atom(a);
+      if (std::optional<Dim> m = map(a)) {
+        replaced = *m;
+      } else {
+        const AtomInfo &info = atomInfo(a);
+        if (info.isQuotient)
+          replaced = info.numerator.substitute(map).floorDiv(info.divisor.substitute(map));
+      }
+      product = product * replaced;
+    }
+    result = result + product;
+  }
+  return result;
+}
+
+void Dim::print(llvm::raw_ostream &os) const {
+  llvm::ArrayRef<Term> ts = terms();
+  if (ts.empty()) {
+    os << "0";
+    return;
+  }
+  bool first = true;
+  for (const Term &t : ts) {
+    bool negative = t.coeff < 0;
+    uint64_t magnitude = negative ? 0 - uint64_t(t.coeff) : uint64_t(t.coeff);
+    if (first)
+      os << (negative ? "-" : "");
+    else
+      os << (negative ? " - " : " + ");
+    first = false;
+    if (t.atoms.empty()) {
+      os << magnitude;
+      continue;
+    }
+    if (magnitude != 1)
+      os << magnitude << "*";
+    for (size_t i = 0; i < t.atoms.size(); ++i)
+      os << (i ? "*" : "") << atomName(t.atoms[i]);
+  }
+}
+
+std::string Dim::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  print(os);
+  return s;
+}

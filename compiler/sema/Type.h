@@ -1,0 +1,165 @@
+//===- Type.h - Types of .mdl values: dtype, shape and device ---*- C++ -*-===//
+//
+// A tensor type is `dtype[dims] @ device`; the device is part of the type.
+// Devices are concrete (cpu, cuda:N), rigid device parameters of a model
+// (`D`, which equals nothing but itself), or unification variables that the
+// checker introduces for creation ops whose device is inferred from use.
+// Types are small values: dims are 4-byte handles (see Dim.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_SEMA_TYPE_H
+#define MODELC_SEMA_TYPE_H
+
+#include "ast/AST.h"
+#include "sema/Dim.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace modelc::sema {
+
+struct ModelInfo;
+
+struct Device {
+  enum class Kind : uint8_t { Cpu, Cuda, Param, Var };
+  Kind kind = Kind::Cpu;
+  /// Cuda: the index; Param: the index among the model's device params;
+  /// Var: the unification variable.
+  int64_t index = 0;
+  /// Param only: the model that declares the parameter.
+  const ast::ModelDecl *model = nullptr;
+
+  static Device cpu() { return {}; }
+  static Device cuda(int64_t n) { return {Kind::Cuda, n, nullptr}; }
+  static Device param(const ast::ModelDecl *model, unsigned i) { return {Kind::Param, i, model}; }
+  static Device var(unsigned v) { return {Kind::Var, v, nullptr}; }
+
+  bool isVar() const { return kind == Kind::Var; }
+  bool isConcrete() const { return kind == Kind::Cpu || kind == Kind::Cuda; }
+  friend bool operator==(const Device &a, const Device &b) {
+    return a.kind == b.kind && a.index == b.index && a.model == b.model;
+  }
+  friend bool operator!=(const Device &a, const Device &b) { return !(a == b); }
+  /// `cpu`, `cuda:1`, `D`; variables print as `?`.
+  std::string str() const;
+};
+
+/// A shape: an optional leading pack of batch dims (`...`), then dims.
+struct Shape {
+  /// 0: no pack. Otherwise the pack's identity (one per fn signature).
+  uint32_t pack = 0;
+  llvm::SmallVector<Dim, 4> dims;
+
+  bool hasPack() const { return pack != 0; }
+  friend bool operator==(const Shape &a, const Shape &b) {
+    return a.pack == b.pack && a.dims == b.dims;
+  }
+  friend bool operator!=(const Shape &a, const Shape &b) { return !(a == b); }
+  /// `[B, 256]`, `[..., 10]`.
+  std::string str() const;
+  /// The product of the dims (the pack excluded).
+  Dim numElements() const;
+};
+
+/// The concrete or symbolic arguments of one model instance: its devices
+/// and its value arguments (int arguments as dims; others are opaque).
+struct ModelInstance {
+  const ModelInfo *model = nullptr;
+  llvm::SmallVector<Device, 1> devices;
+  /// One per value param of the model; nullopt for float/bool arguments.
+  llvm::SmallVector<std::optional<Dim>, 4> values;
+  std::string str() const; // "model Linear<cuda:0>"
+};
+
+class Type {
+public:
+  enum class Kind : uint8_t {
+    Error, // a failed expression: poisons silently
+    Void,  // fn without result
+    Tensor,
+    Int,
+    Float,
+    Bool,
+    String,
+    Device,    // a device value: `cuda:0`, `D`
+    DType,     // a dtype value: `f16`
+    Model,     // a submodel (model instance)
+    ModelList, // a list of submodels (`for layer in layers`)
+    List,      // `[a, b]`: shapes, lists of tensors
+    Module,    // an imported module (`nn`)
+    Builtin    // a built-in function name
+  };
+
+  Type() = default;
+  static Type error() { return Type(); }
+  static Type voidType() { return Type(Kind::Void); }
+  static Type tensor(ast::DType dtype, Shape shape, Device device);
+  static Type integer(std::optional<Dim> value = std::nullopt);
+  static Type floating() { return Type(Kind::Float); }
+  static Type boolean() { return Type(Kind::Bool); }
+  static Type string() { return Type(Kind::String); }
+  static Type device(Device d);
+  static Type dtypeValue(ast::DType d);
+  static Type model(std::shared_ptr<const ModelInstance> inst);
+  static Type modelList(std::vector<std::shared_ptr<const ModelInstance>> insts);
+  static Type list(std::vector<Type> elements);
+  static Type module(const ast::Module *module);
+  static Type builtin(llvm::StringRef name);
+
+  Kind kind() const { return kind_; }
+  bool isError() const { return kind_ == Kind::Error; }
+  bool isTensor() const { return kind_ == Kind::Tensor; }
+  bool isScalar() const {
+    return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool;
+  }
+
+  // Tensor
+  ast::DType dtype = ast::DType::F32; // also Kind::DType
+  Shape shape;
+  Device dev; // also Kind::Device
+  // Int: the value when it is known (`in * 2`, `3`).
+  std::optional<Dim> intValue;
+  // Model / ModelList
+  std::shared_ptr<const ModelInstance> instance;
+  std::shared_ptr<const std::vector<std::shared_ptr<const ModelInstance>>> instances;
+  // List
+  std::shared_ptr<const std::vector<Type>> elements;
+  // Module
+  const ast::Module *moduleDecl = nullptr;
+  // Builtin
+  llvm::StringRef builtinName;
+
+  size_t rank() const { return shape.dims.size(); }
+
+  /// Canonical text: `f32[B, 256] @ cuda:0`, `int`, `model Linear<D>`.
+  std::string str() const;
+
+private:
+  explicit Type(Kind kind) : kind_(kind) {}
+  Kind kind_ = Kind::Error;
+};
+
+/// Dims and devices to substitute into the types of a model (when a caller
+/// uses a submodel, or a model is instantiated with concrete arguments).
+struct Substitution {
+  const ast::ModelDecl *model = nullptr;
+  llvm::ArrayRef<Device> devices; // for Device::Param of `model`
+  llvm::SmallVector<std::pair<AtomId, Dim>, 8> dims;
+  // `...` of the callee replaced by the caller's pack plus these dims.
+  uint32_t packFrom = 0;
+  uint32_t packTo = 0;
+  llvm::SmallVector<Dim, 4> packDims;
+
+  std::optional<Dim> lookup(AtomId atom) const;
+  Dim apply(Dim d) const;
+  Device apply(const Device &d) const;
+  Shape apply(const Shape &s) const;
+  Type apply(const Type &t) const;
+};
+
+} // namespace modelc::sema
+
+#endif // MODELC_SEMA_TYPE_H
