@@ -11,8 +11,8 @@ char CudaError::ID = 0;
 
 void CudaError::log(llvm::raw_ostream &os) const {
   os << message;
-  if (!log.empty())
-    os << "\n" << log;
+  if (!compilerLog.empty())
+    os << "\n" << compilerLog;
 }
 
 std::error_code CudaError::convertToErrorCode() const { return llvm::inconvertibleErrorCode(); }
@@ -41,8 +41,8 @@ std::optional<CudaErrorKind> consumeCudaErrorKind(llvm::Error error, std::string
 }
 
 std::string noSuchDeviceMessage(int device, int deviceCount, llvm::StringRef machine) {
-  return llvm::formatv("cuda:{0} does not exist: {1} has {2} GPU{3}", device, machine,
-                       deviceCount, deviceCount == 1 ? "" : "s")
+  return llvm::formatv("cuda:{0} does not exist: {1} has {2} GPU{3}", device, machine, deviceCount,
+                       deviceCount == 1 ? "" : "s")
       .str();
 }
 

@@ -30,6 +30,8 @@ enum class CudaErrorKind {
   InvalidCopy,         ///< A copy outside an allocation or across devices.
   OutOfBounds,         ///< An emulated kernel touched memory outside its allocation.
   CrossDeviceAccess,   ///< An emulated kernel touched another device's memory.
+  KernelFault,         ///< Other emulated-kernel faults: null pointer, stack
+                       ///< overflow, integer division by zero, wild address.
   Deadlock,            ///< Emulated threads wait on a barrier that never releases.
   OutOfMemory,         ///< An allocation failed.
   CacheFailure,        ///< The kernel cache could not be used.
@@ -41,12 +43,12 @@ public:
   static char ID;
 
   CudaError(CudaErrorKind kind, std::string message, std::string log = {})
-      : kind(kind), message(std::move(message)), log(std::move(log)) {}
+      : kind(kind), message(std::move(message)), compilerLog(std::move(log)) {}
 
   CudaErrorKind getKind() const { return kind; }
   llvm::StringRef getMessage() const { return message; }
   /// Compiler output (NVRTC or host compiler); empty where there is none.
-  llvm::StringRef getLog() const { return log; }
+  llvm::StringRef getLog() const { return compilerLog; }
 
   void log(llvm::raw_ostream &os) const override;
   std::error_code convertToErrorCode() const override;
@@ -54,12 +56,11 @@ public:
 private:
   CudaErrorKind kind;
   std::string message;
-  std::string log;
+  std::string compilerLog;
 };
 
 /// Builds an llvm::Error holding a CudaError.
-llvm::Error makeCudaError(CudaErrorKind kind, const llvm::Twine &message,
-                          llvm::StringRef log = {});
+llvm::Error makeCudaError(CudaErrorKind kind, const llvm::Twine &message, llvm::StringRef log = {});
 
 /// Consumes `error` and returns its kind: std::nullopt for success or for an
 /// error of another type. The full text (message and log) goes to `text`.

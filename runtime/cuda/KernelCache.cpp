@@ -33,7 +33,8 @@ std::string encodeHeader(const std::array<uint8_t, 32> &digest, llvm::StringRef 
 }
 
 /// The payload of a well-formed entry for `digest`, else std::nullopt.
-std::optional<std::string> decodeEntry(llvm::StringRef bytes, const std::array<uint8_t, 32> &digest) {
+std::optional<std::string> decodeEntry(llvm::StringRef bytes,
+                                       const std::array<uint8_t, 32> &digest) {
   if (bytes.size() < HeaderSize || std::memcmp(bytes.data(), EntryMagic, sizeof(EntryMagic)) != 0)
     return std::nullopt;
   uint64_t length = llvm::support::endian::read64le(bytes.data() + 8);
@@ -122,7 +123,8 @@ llvm::Error KernelCache::storeOnDisk(const CacheKey &key, llvm::StringRef payloa
   std::string path = entryPath(key);
   int fd = -1;
   llvm::SmallString<256> temporary;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%%%%%", fd, temporary))
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%%%%%", fd, temporary))
     return makeCudaError(CudaErrorKind::CacheFailure,
                          "cannot write to kernel cache '" + *dir + "': " + ec.message());
   {

@@ -33,18 +33,18 @@ EmulatedMemory::~EmulatedMemory() {
 llvm::Expected<void *> EmulatedMemory::allocate(int device, size_t bytes) {
   const size_t page = EmulatedAllocation::pageSize();
   if (bytes > (size_t(1) << 40))
-    return makeCudaError(CudaErrorKind::OutOfMemory,
-                         llvm::formatv("cuda:{0}: cannot allocate {1} bytes on the emulator",
-                                       device, bytes));
+    return makeCudaError(
+        CudaErrorKind::OutOfMemory,
+        llvm::formatv("cuda:{0}: cannot allocate {1} bytes on the emulator", device, bytes));
   size_t dataPages = (bytes + page - 1) / page;
   if (dataPages == 0)
     dataPages = 1;
   size_t mapSize = (dataPages + 2) * page;
   void *map = mmap(nullptr, mapSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (map == MAP_FAILED)
-    return makeCudaError(CudaErrorKind::OutOfMemory,
-                         llvm::formatv("cuda:{0}: out of memory allocating {1} bytes", device,
-                                       bytes));
+    return makeCudaError(
+        CudaErrorKind::OutOfMemory,
+        llvm::formatv("cuda:{0}: out of memory allocating {1} bytes", device, bytes));
   EmulatedAllocation allocation;
   allocation.mapBase = reinterpret_cast<uintptr_t>(map);
   allocation.mapSize = mapSize;

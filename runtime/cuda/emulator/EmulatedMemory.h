@@ -60,8 +60,7 @@ public:
 
   /// Checks that [pointer, pointer + bytes) lies in one allocation on
   /// `device`; `role` names the pointer in the message ("destination").
-  llvm::Error checkRange(int device, const void *pointer, size_t bytes,
-                         llvm::StringRef role) const;
+  llvm::Error checkRange(int device, const void *pointer, size_t bytes, llvm::StringRef role) const;
 
   /// Makes the data of every device but `device` inaccessible (PROT_NONE),
   /// or, with std::nullopt, accessible again.

@@ -49,9 +49,9 @@ struct modelc_emu_block_launch {
   unsigned grid[3];
   unsigned block[3];
   unsigned blockIndex[3];
-  char **stacks;     ///< One stack (lowest address) per thread of the block.
-  size_t stackSize;  ///< Bytes usable in each stack.
-  char *error;       ///< Message buffer for a failed block.
+  char **stacks;    ///< One stack (lowest address) per thread of the block.
+  size_t stackSize; ///< Bytes usable in each stack.
+  char *error;      ///< Message buffer for a failed block.
   size_t errorSize;
 };
 
@@ -108,16 +108,16 @@ struct dim3 {
   constexpr dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1) : x(x), y(y), z(z) {}
 };
 
-#define MODELC_EMU_VECTOR2(T, N, A)                                                              \
-  struct __attribute__((aligned(A))) N##2 {                                                      \
-    T x, y;                                                                                      \
-  };                                                                                             \
-  static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
-#define MODELC_EMU_VECTOR4(T, N, A)                                                              \
-  struct __attribute__((aligned(A))) N##4 {                                                      \
-    T x, y, z, w;                                                                                \
-  };                                                                                             \
-  static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define MODELC_EMU_VECTOR2(T, N, A)                                                                \
+  struct __attribute__((aligned(A))) N##2 {                                                        \
+    T x, y;                                                                                        \
+  };                                                                                               \
+  static inline N##2 make_##N##2(T x, T y) { return N##2 {x, y}; }
+#define MODELC_EMU_VECTOR4(T, N, A)                                                                \
+  struct __attribute__((aligned(A))) N##4 {                                                        \
+    T x, y, z, w;                                                                                  \
+  };                                                                                               \
+  static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4 {x, y, z, w}; }
 MODELC_EMU_VECTOR2(float, float, 8)
 MODELC_EMU_VECTOR4(float, float, 16)
 MODELC_EMU_VECTOR2(int, int, 8)
@@ -286,8 +286,8 @@ inline void initFiber(Block &block, unsigned index) {
   *--sp = 0; // rbx
   *--sp = reinterpret_cast<uint64_t>(&block);
   *--sp = reinterpret_cast<uint64_t>(&fiberMain);
-  *--sp = 0; // r14
-  *--sp = 0; // r15
+  *--sp = 0;                         // r14
+  *--sp = 0;                         // r15
   *--sp = 0x037Full << 32 | 0x1F80u; // default x87 control word, MXCSR
   fiber.sp = sp;
 #endif
@@ -344,7 +344,8 @@ inline bool tryReleaseWarp(Block &block, unsigned warp) {
       collective.result[lane] = (votes & collective.mask[lane]) != 0;
       break;
     case WarpOp::All:
-      collective.result[lane] = (votes & collective.mask[lane]) == (waiting & collective.mask[lane]);
+      collective.result[lane] =
+          (votes & collective.mask[lane]) == (waiting & collective.mask[lane]);
       break;
     }
     block.fibers[warp * 32 + lane].state = FiberState::Runnable;
@@ -387,7 +388,8 @@ inline uint64_t warpCollective(WarpOp op, unsigned mask, uint64_t value, int sou
 }
 
 template <typename T> inline uint64_t toBits(T value) {
-  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffle of a type over 8 bytes");
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>,
+                "shuffle of a type over 8 bytes");
   uint64_t bits = 0;
   memcpy(&bits, &value, sizeof(T));
   return bits;
@@ -398,8 +400,7 @@ template <typename T> inline T fromBits(uint64_t bits) {
   return value;
 }
 
-inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers,
-                    WarpCollective *warps) {
+inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers, WarpCollective *warps) {
   Block block;
   block.launch = &launch;
   block.fibers = fibers;
@@ -460,7 +461,8 @@ template <typename... Args, void (*Kernel)(Args...)> struct KernelTraits<Kernel>
   static void entry(void **args) {
     [&]<size_t... I>(std::index_sequence<I...>) {
       Kernel(*static_cast<std::remove_reference_t<Args> *>(args[I])...);
-    }(std::index_sequence_for<Args...>{});
+    }
+    (std::index_sequence_for<Args...>{});
   }
 };
 
@@ -469,19 +471,19 @@ template <typename... Args, void (*Kernel)(Args...)> struct KernelTraits<Kernel>
 /// Exports kernel NAME to the host: an entry taking cuLaunchKernel-style
 /// argument pointers, and its parameter list. The emulator appends one line
 /// per kernel found in the source.
-#define MODELC_EMU_EXPORT_KERNEL(NAME)                                                           \
-  extern "C" void modelc_emu_entry_##NAME(void **args) {                                         \
-    ::modelc_emu::KernelTraits<&NAME>::entry(args);                                              \
-  }                                                                                              \
-  extern "C" const modelc_emu_kernel_info modelc_emu_info_##NAME =                               \
+#define MODELC_EMU_EXPORT_KERNEL(NAME)                                                             \
+  extern "C" void modelc_emu_entry_##NAME(void **args) {                                           \
+    ::modelc_emu::KernelTraits<&NAME>::entry(args);                                                \
+  }                                                                                                \
+  extern "C" const modelc_emu_kernel_info modelc_emu_info_##NAME =                                 \
       ::modelc_emu::KernelTraits<&NAME>::info;
 
-extern "C" __attribute__((visibility("default"))) inline int modelc_emu_abi_version() {
+extern "C" __attribute__((visibility("default"), used)) int modelc_emu_abi_version() {
   return MODELC_EMU_ABI_VERSION;
 }
 
 /// Runs one block to completion; 0 on success, else a message in launch.error.
-extern "C" __attribute__((visibility("default"))) inline int
+extern "C" __attribute__((visibility("default"), used)) int
 modelc_emu_run_block(const modelc_emu_block_launch *launch) {
   unsigned count = launch->block[0] * launch->block[1] * launch->block[2];
   static thread_local modelc_emu::Fiber fibers[1024];
@@ -494,7 +496,7 @@ modelc_emu_run_block(const modelc_emu_block_launch *launch) {
 }
 
 /// The CUDA thread running on this OS thread, for fault reports.
-extern "C" __attribute__((visibility("default"))) inline int
+extern "C" __attribute__((visibility("default"), used)) int
 modelc_emu_current_thread(unsigned thread[3], unsigned block[3]) {
   if (!modelc_emu::currentBlock)
     return 0;
@@ -527,22 +529,22 @@ template <typename T>
 static inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = warpSize) {
   int lane = int(modelc_emu::linearThreadId() % 32);
   int source = (lane & ~(width - 1)) + (srcLane & (width - 1));
-  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(
-      modelc_emu::WarpOp::Shuffle, mask, modelc_emu::toBits(var), source));
+  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(modelc_emu::WarpOp::Shuffle, mask,
+                                                            modelc_emu::toBits(var), source));
 }
 template <typename T>
 static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
   int lane = int(modelc_emu::linearThreadId() % 32);
   int source = (lane & (width - 1)) >= int(delta) ? lane - int(delta) : lane;
-  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(
-      modelc_emu::WarpOp::Shuffle, mask, modelc_emu::toBits(var), source));
+  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(modelc_emu::WarpOp::Shuffle, mask,
+                                                            modelc_emu::toBits(var), source));
 }
 template <typename T>
 static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
   int lane = int(modelc_emu::linearThreadId() % 32);
   int source = (lane & (width - 1)) + int(delta) < width ? lane + int(delta) : lane;
-  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(
-      modelc_emu::WarpOp::Shuffle, mask, modelc_emu::toBits(var), source));
+  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(modelc_emu::WarpOp::Shuffle, mask,
+                                                            modelc_emu::toBits(var), source));
 }
 template <typename T>
 static inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize) {
@@ -550,8 +552,8 @@ static inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 
   int source = lane ^ laneMask;
   if ((source & ~(width - 1)) != (lane & ~(width - 1)))
     source = lane;
-  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(
-      modelc_emu::WarpOp::Shuffle, mask, modelc_emu::toBits(var), source));
+  return modelc_emu::fromBits<T>(modelc_emu::warpCollective(modelc_emu::WarpOp::Shuffle, mask,
+                                                            modelc_emu::toBits(var), source));
 }
 static inline unsigned __ballot_sync(unsigned mask, int predicate) {
   return unsigned(modelc_emu::warpCollective(modelc_emu::WarpOp::Ballot, mask, predicate != 0, 0));
@@ -595,7 +597,8 @@ template <typename T> static inline T atomicExch(T *address, std::type_identity_
   return old;
 }
 template <typename T>
-static inline T atomicCAS(T *address, std::type_identity_t<T> compare, std::type_identity_t<T> value) {
+static inline T atomicCAS(T *address, std::type_identity_t<T> compare,
+                          std::type_identity_t<T> value) {
   __atomic_compare_exchange(address, &compare, &value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return compare;
 }
@@ -638,15 +641,21 @@ static inline float modelc_emu__fsqrt_rn(float x) { return sqrtf(x); }
 static inline float modelc_emu__fadd_rn(float x, float y) { return x + y; }
 static inline float modelc_emu__fmul_rn(float x, float y) { return x * y; }
 static inline float modelc_emu__fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
-static inline float modelc_emu__saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+static inline float modelc_emu__saturatef(float x) {
+  return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
+}
 static inline int modelc_emu__float2int_rn(float x) { return int(nearbyintf(x)); }
 static inline int modelc_emu__float2int_rz(float x) { return int(x); }
 static inline float modelc_emu__int2float_rn(int x) { return float(x); }
-static inline int modelc_emu__float_as_int(float x) { return modelc_emu::fromBits<int>(modelc_emu::toBits(x)); }
+static inline int modelc_emu__float_as_int(float x) {
+  return modelc_emu::fromBits<int>(modelc_emu::toBits(x));
+}
 static inline unsigned modelc_emu__float_as_uint(float x) {
   return modelc_emu::fromBits<unsigned>(modelc_emu::toBits(x));
 }
-static inline float modelc_emu__int_as_float(int x) { return modelc_emu::fromBits<float>(modelc_emu::toBits(x)); }
+static inline float modelc_emu__int_as_float(int x) {
+  return modelc_emu::fromBits<float>(modelc_emu::toBits(x));
+}
 static inline float modelc_emu__uint_as_float(unsigned x) {
   return modelc_emu::fromBits<float>(modelc_emu::toBits(x));
 }
@@ -692,8 +701,8 @@ template <typename T> static inline T modelc_emu__ldg(const T *address) { return
 #define __ffs modelc_emu__ffs
 #define __ldg modelc_emu__ldg
 
-#define MODELC_EMU_MINMAX(T)                                                                     \
-  static inline T min(T a, T b) { return b < a ? b : a; }                                       \
+#define MODELC_EMU_MINMAX(T)                                                                       \
+  static inline T min(T a, T b) { return b < a ? b : a; }                                          \
   static inline T max(T a, T b) { return a < b ? b : a; }
 MODELC_EMU_MINMAX(int)
 MODELC_EMU_MINMAX(unsigned)

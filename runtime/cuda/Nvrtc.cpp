@@ -1,0 +1,190 @@
+//===- Nvrtc.cpp - CUDA C++ to PTX/CUBIN through NVRTC --------------------===//
+
+#include "runtime/cuda/Nvrtc.h"
+
+#include "runtime/cuda/CudaError.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include <mutex>
+
+namespace modelc::cuda {
+
+namespace {
+
+// NVRTC's C API, declared here because nvrtc.h may be absent where modelc is
+// built. nvrtcResult is a C enum (int-sized); 0 is NVRTC_SUCCESS.
+struct NvrtcProgramImpl;
+using NvrtcProgram = NvrtcProgramImpl *;
+constexpr int NvrtcSuccess = 0;
+
+} // namespace
+
+struct Nvrtc::Api {
+  int (*version)(int *, int *);
+  int (*createProgram)(NvrtcProgram *, const char *, const char *, int, const char *const *,
+                       const char *const *);
+  int (*compileProgram)(NvrtcProgram, int, const char *const *);
+  int (*destroyProgram)(NvrtcProgram *);
+  int (*getPTXSize)(NvrtcProgram, size_t *);
+  int (*getPTX)(NvrtcProgram, char *);
+  int (*getCUBINSize)(NvrtcProgram, size_t *);
+  int (*getCUBIN)(NvrtcProgram, char *);
+  int (*getProgramLogSize)(NvrtcProgram, size_t *);
+  int (*getProgramLog)(NvrtcProgram, char *);
+  const char *(*getErrorString)(int);
+};
+
+std::vector<std::string> Nvrtc::defaultCandidates() {
+  if (std::optional<std::string> forced = llvm::sys::Process::GetEnv("MODELC_NVRTC_LIBRARY"))
+    return {*forced};
+  const char *sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
+  std::vector<std::string> candidates(std::begin(sonames), std::end(sonames));
+  std::vector<std::string> dirs;
+  if (std::optional<std::string> home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+    if (!home->empty())
+      dirs.push_back(*home + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  for (const std::string &dir : dirs)
+    for (const char *soname : sonames)
+      candidates.push_back(dir + "/" + soname);
+  return candidates;
+}
+
+llvm::Expected<std::unique_ptr<Nvrtc>> Nvrtc::load(llvm::ArrayRef<std::string> candidates) {
+  std::vector<std::string> failures;
+  for (const std::string &candidate : candidates) {
+    std::string reason;
+    SharedLibrary library = SharedLibrary::open(candidate, &reason);
+    if (!library) {
+      failures.push_back(candidate);
+      continue;
+    }
+    auto api = std::make_shared<Api>();
+    api->version = library.function<decltype(api->version)>("nvrtcVersion");
+    api->createProgram = library.function<decltype(api->createProgram)>("nvrtcCreateProgram");
+    api->compileProgram = library.function<decltype(api->compileProgram)>("nvrtcCompileProgram");
+    api->destroyProgram = library.function<decltype(api->destroyProgram)>("nvrtcDestroyProgram");
+    api->getPTXSize = library.function<decltype(api->getPTXSize)>("nvrtcGetPTXSize");
+    api->getPTX = library.function<decltype(api->getPTX)>("nvrtcGetPTX");
+    api->getCUBINSize = library.function<decltype(api->getCUBINSize)>("nvrtcGetCUBINSize");
+    api->getCUBIN = library.function<decltype(api->getCUBIN)>("nvrtcGetCUBIN");
+    api->getProgramLogSize =
+        library.function<decltype(api->getProgramLogSize)>("nvrtcGetProgramLogSize");
+    api->getProgramLog = library.function<decltype(api->getProgramLog)>("nvrtcGetProgramLog");
+    api->getErrorString = library.function<decltype(api->getErrorString)>("nvrtcGetErrorString");
+    if (!api->version || !api->createProgram || !api->compileProgram || !api->destroyProgram ||
+        !api->getPTXSize || !api->getPTX || !api->getCUBINSize || !api->getCUBIN ||
+        !api->getProgramLogSize || !api->getProgramLog || !api->getErrorString)
+      return makeCudaError(CudaErrorKind::NvrtcNotFound,
+                           "NVRTC at '" + candidate +
+                               "' lacks functions modelc needs (NVRTC 11.1 or newer is needed)");
+    auto nvrtc = std::unique_ptr<Nvrtc>(new Nvrtc());
+    if (api->version(&nvrtc->nvrtcVersion.major, &nvrtc->nvrtcVersion.minor) != NvrtcSuccess)
+      return makeCudaError(CudaErrorKind::NvrtcNotFound,
+                           "NVRTC at '" + candidate + "' does not report its version");
+    nvrtc->library = std::move(library);
+    nvrtc->path = candidate;
+    nvrtc->api = std::move(api);
+    return nvrtc;
+  }
+  return makeCudaError(CudaErrorKind::NvrtcNotFound,
+                       "NVRTC not found (tried " + llvm::join(failures, ", ") +
+                           "): install the CUDA toolkit 12 or 13, or set CUDA_HOME");
+}
+
+llvm::Expected<Nvrtc &> Nvrtc::get() {
+  static std::once_flag once;
+  static std::unique_ptr<Nvrtc> instance;
+  static std::string failure;
+  std::call_once(once, [] {
+    llvm::Expected<std::unique_ptr<Nvrtc>> loaded = load(defaultCandidates());
+    if (loaded)
+      instance = std::move(*loaded);
+    else
+      failure = llvm::toString(loaded.takeError());
+  });
+  if (!instance)
+    return makeCudaError(CudaErrorKind::NvrtcNotFound, failure);
+  return *instance;
+}
+
+std::vector<std::string> Nvrtc::optionsFor(const NvrtcRequest &request) {
+  std::string arch = request.arch.str();
+  // PTX targets the virtual architecture: sm_90 -> compute_90.
+  if (request.output == NvrtcOutput::PTX && llvm::StringRef(arch).starts_with("sm_"))
+    arch = "compute_" + arch.substr(3);
+  std::vector<std::string> options = {"--gpu-architecture=" + arch};
+  options.insert(options.end(), request.options.begin(), request.options.end());
+  return options;
+}
+
+llvm::Expected<std::string> Nvrtc::compile(const NvrtcRequest &request) const {
+  if (request.output == NvrtcOutput::CUBIN && !request.arch.starts_with("sm_"))
+    return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
+                         "CUBIN needs a real GPU architecture such as sm_90, not '" + request.arch +
+                             "'");
+  std::string source = request.source.str();
+  std::string name = request.name.str();
+  NvrtcProgram program = nullptr;
+  int status = api->createProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  if (status != NvrtcSuccess)
+    return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
+                         llvm::formatv("nvrtcCreateProgram failed for '{0}': {1}", name,
+                                       api->getErrorString(status)));
+  llvm::scope_exit destroy([&] { api->destroyProgram(&program); });
+
+  std::vector<std::string> options = optionsFor(request);
+  std::vector<const char *> optionPointers;
+  for (const std::string &option : options)
+    optionPointers.push_back(option.c_str());
+  status =
+      api->compileProgram(program, static_cast<int>(optionPointers.size()), optionPointers.data());
+
+  std::string log;
+  size_t logSize = 0;
+  if (api->getProgramLogSize(program, &logSize) == NvrtcSuccess && logSize > 1) {
+    log.resize(logSize);
+    if (api->getProgramLog(program, log.data()) != NvrtcSuccess)
+      log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+      log.pop_back();
+  }
+  if (status != NvrtcSuccess)
+    return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
+                         llvm::formatv("NVRTC could not compile '{0}' for {1}: {2}", name,
+                                       request.arch, api->getErrorString(status)),
+                         log);
+
+  bool ptx = request.output == NvrtcOutput::PTX;
+  size_t size = 0;
+  status = ptx ? api->getPTXSize(program, &size) : api->getCUBINSize(program, &size);
+  std::string output(size, '\0');
+  if (status == NvrtcSuccess && size)
+    status = ptx ? api->getPTX(program, output.data()) : api->getCUBIN(program, output.data());
+  if (status != NvrtcSuccess)
+    return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
+                         llvm::formatv("NVRTC produced no {0} for '{1}': {2}",
+                                       ptx ? "PTX" : "CUBIN", name, api->getErrorString(status)));
+  if (ptx)
+    while (!output.empty() && output.back() == '\0')
+      output.pop_back();
+  return output;
+}
+
+llvm::Expected<KernelCache::Payload> Nvrtc::compileCached(const NvrtcRequest &request,
+                                                          KernelCache &cache) const {
+  CacheKey key;
+  key.add("modelc-nvrtc").add(request.source).add(request.arch);
+  key.add(request.output == NvrtcOutput::PTX ? "ptx" : "cubin");
+  key.add(int64_t(nvrtcVersion.major)).add(int64_t(nvrtcVersion.minor));
+  for (const std::string &option : optionsFor(request))
+    key.add(option);
+  return cache.getOrBuild(key, [&] { return compile(request); });
+}
+
+} // namespace modelc::cuda

@@ -1,0 +1,122 @@
+//===- DriverAbiTest.cpp - DriverApi.h against the real cuda.h ------------===//
+//
+// Built only where the CUDA toolkit's cuda.h is found. The wrapper calls the
+// driver through its own declarations (DriverApi.h); these compile-time
+// checks prove each matches the versioned function cuGetProcAddress returns
+// for CUDA 12.0: same arity, and per parameter the same size and kind.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+
+#include "runtime/cuda/DriverApi.h"
+
+#include "gtest/gtest.h"
+
+#include <type_traits>
+
+namespace {
+
+namespace api = modelc::cuda::driver;
+
+template <typename T>
+constexpr bool isScalar = std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>;
+
+template <typename A, typename B> constexpr bool sameShape() {
+  if constexpr (sizeof(A) != sizeof(B) || std::is_pointer_v<A> != std::is_pointer_v<B> ||
+                (std::is_integral_v<A> || std::is_enum_v<A>) !=
+                    (std::is_integral_v<B> || std::is_enum_v<B>))
+    return false;
+  else if constexpr (std::is_pointer_v<A>) {
+    using PA = std::remove_cv_t<std::remove_pointer_t<A>>;
+    using PB = std::remove_cv_t<std::remove_pointer_t<B>>;
+    if constexpr (isScalar<PA> && isScalar<PB>)
+      return sameShape<PA, PB>();
+    else
+      return isScalar<PA> == isScalar<PB>;
+  } else
+    return true;
+}
+
+template <typename... A> struct Types {};
+
+template <typename... A, typename... B> constexpr bool sameParameters(Types<A...>, Types<B...>) {
+  if constexpr (sizeof...(A) != sizeof...(B))
+    return false;
+  else
+    return (sameShape<A, B>() && ...);
+}
+
+template <typename F, typename G> struct Compatible : std::false_type {};
+template <typename R, typename... A, typename S, typename... B>
+struct Compatible<R (*)(A...), S (*)(B...)>
+    : std::bool_constant<sameShape<R, S>() && sameParameters(Types<A...>{}, Types<B...>{})> {};
+
+#define CHECK_FUNCTION(real, ours)                                                                 \
+  static_assert(Compatible<decltype(&::real), api::ours>::value,                                   \
+                #real " does not match DriverApi.h's " #ours);
+
+CHECK_FUNCTION(cuInit, PFN_cuInit)
+CHECK_FUNCTION(cuGetProcAddress_v2, PFN_cuGetProcAddress_v2)
+CHECK_FUNCTION(cuDriverGetVersion, PFN_cuDriverGetVersion)
+CHECK_FUNCTION(cuGetErrorName, PFN_cuGetErrorName)
+CHECK_FUNCTION(cuGetErrorString, PFN_cuGetErrorString)
+CHECK_FUNCTION(cuDeviceGetCount, PFN_cuDeviceGetCount)
+CHECK_FUNCTION(cuDeviceGet, PFN_cuDeviceGet)
+CHECK_FUNCTION(cuDeviceGetName, PFN_cuDeviceGetName)
+CHECK_FUNCTION(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute)
+CHECK_FUNCTION(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v2)
+CHECK_FUNCTION(cuDeviceCanAccessPeer, PFN_cuDeviceCanAccessPeer)
+CHECK_FUNCTION(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain)
+CHECK_FUNCTION(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v2)
+CHECK_FUNCTION(cuCtxSetCurrent, PFN_cuCtxSetCurrent)
+CHECK_FUNCTION(cuCtxSynchronize, PFN_cuCtxSynchronize)
+CHECK_FUNCTION(cuCtxEnablePeerAccess, PFN_cuCtxEnablePeerAccess)
+CHECK_FUNCTION(cuModuleLoadData, PFN_cuModuleLoadData)
+CHECK_FUNCTION(cuModuleUnload, PFN_cuModuleUnload)
+CHECK_FUNCTION(cuModuleGetFunction, PFN_cuModuleGetFunction)
+CHECK_FUNCTION(cuMemAlloc_v2, PFN_cuMemAlloc_v2)
+CHECK_FUNCTION(cuMemFree_v2, PFN_cuMemFree_v2)
+CHECK_FUNCTION(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v2)
+CHECK_FUNCTION(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v2)
+CHECK_FUNCTION(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v2)
+CHECK_FUNCTION(cuMemcpyPeer, PFN_cuMemcpyPeer)
+CHECK_FUNCTION(cuStreamCreate, PFN_cuStreamCreate)
+CHECK_FUNCTION(cuStreamDestroy_v2, PFN_cuStreamDestroy_v2)
+CHECK_FUNCTION(cuStreamSynchronize, PFN_cuStreamSynchronize)
+CHECK_FUNCTION(cuLaunchKernel, PFN_cuLaunchKernel)
+
+static_assert(sizeof(api::CUdeviceptr) == sizeof(::CUdeviceptr));
+static_assert(sizeof(api::CUresult) == sizeof(::CUresult));
+static_assert(api::CUDA_SUCCESS == ::CUDA_SUCCESS);
+static_assert(api::CUDA_ERROR_NOT_INITIALIZED == ::CUDA_ERROR_NOT_INITIALIZED);
+static_assert(api::CUDA_ERROR_NO_DEVICE == ::CUDA_ERROR_NO_DEVICE);
+static_assert(api::CUDA_ERROR_INVALID_DEVICE == ::CUDA_ERROR_INVALID_DEVICE);
+static_assert(api::CUDA_ERROR_STUB_LIBRARY == ::CUDA_ERROR_STUB_LIBRARY);
+static_assert(api::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
+              ::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+static_assert(api::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK ==
+              ::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+static_assert(api::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK ==
+              ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+static_assert(api::CU_DEVICE_ATTRIBUTE_WARP_SIZE == ::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+static_assert(api::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ==
+              ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+static_assert(api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ==
+              ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+static_assert(api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ==
+              ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+static_assert(api::CU_GET_PROC_ADDRESS_DEFAULT == ::CU_GET_PROC_ADDRESS_DEFAULT);
+static_assert(api::CU_GET_PROC_ADDRESS_SUCCESS == ::CU_GET_PROC_ADDRESS_SUCCESS);
+
+// The checker itself must be able to fail.
+static_assert(
+    !Compatible<api::PFN_cuMemAlloc_v2, CUresult (*)(unsigned int *, unsigned int)>::value,
+    "the legacy 32-bit cuMemAlloc must not pass as cuMemAlloc_v2");
+
+TEST(DriverAbi, DeclarationsMatchTheToolkitHeader) {
+  // Everything is checked at compile time; this records that it was.
+  EXPECT_GE(CUDA_VERSION, 12000);
+}
+
+} // namespace

@@ -1,0 +1,420 @@
+//===- FakeCudaDriver.cpp - A libcuda stand-in for the driver tests -------===//
+//
+// Exports cuInit and cuGetProcAddress_v2 like the real libcuda.so.1 and hands
+// out the versioned entry points through the latter, with host memory in
+// place of GPU memory. It is strict where the real driver is: calls need a
+// current context, copies must stay inside allocations, modules must be PTX
+// or ELF, and cuGetProcAddress only serves CUDA 12.0 or newer. The legacy
+// `cuMemAlloc` symbol exists but fails, to prove the wrapper never uses dlsym
+// for it.
+//
+// Environment: MODELC_FAKE_CUDA_DEVICES (default 1),
+// MODELC_FAKE_CUDA_INIT_RESULT (cuInit's result, default 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/DriverApi.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+using namespace modelc::cuda::driver;
+
+namespace {
+
+constexpr CUresult InvalidValue = 1;
+constexpr CUresult InvalidImage = 200;
+constexpr CUresult InvalidContext = 201;
+constexpr CUresult NotFound = 500;
+
+struct CUctx_fake {
+  int device;
+};
+
+struct Allocation {
+  size_t size;
+  int device;
+};
+
+struct FakeState {
+  std::mutex mutex;
+  bool initialized = false;
+  int devices = 0; ///< Read from the environment by cuInit, like a real driver.
+  CUctx_fake contexts[8];
+  int retained[8] = {0};
+  std::map<CUdeviceptr, Allocation> allocations;
+  std::map<void *, std::string> modules;
+};
+
+FakeState &state() {
+  static FakeState fake;
+  return fake;
+}
+
+thread_local CUcontext current = nullptr;
+
+int envInt(const char *name, int fallback) {
+  const char *value = std::getenv(name);
+  return value ? std::atoi(value) : fallback;
+}
+
+int deviceCount() { return state().devices; }
+
+int currentDevice() { return current ? reinterpret_cast<CUctx_fake *>(current)->device : -1; }
+
+/// True if [pointer, pointer + bytes) is inside one allocation.
+bool inside(CUdeviceptr pointer, size_t bytes) {
+  auto &allocations = state().allocations;
+  auto it = allocations.upper_bound(pointer);
+  if (it == allocations.begin())
+    return false;
+  --it;
+  return pointer >= it->first && pointer + bytes <= it->first + it->second.size;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned int flags) {
+  if (flags != 0)
+    return InvalidValue;
+  CUresult result = envInt("MODELC_FAKE_CUDA_INIT_RESULT", CUDA_SUCCESS);
+  state().initialized = result == CUDA_SUCCESS;
+  state().devices = std::clamp(envInt("MODELC_FAKE_CUDA_DEVICES", 1), 0, 8);
+  return result;
+}
+
+CUresult cuMemAlloc(unsigned int *, unsigned int) { return 999; } // the legacy ABI trap
+
+CUresult fake_cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+  case InvalidValue:
+    *name = "CUDA_ERROR_INVALID_VALUE";
+    return CUDA_SUCCESS;
+  case InvalidImage:
+    *name = "CUDA_ERROR_INVALID_IMAGE";
+    return CUDA_SUCCESS;
+  case InvalidContext:
+    *name = "CUDA_ERROR_INVALID_CONTEXT";
+    return CUDA_SUCCESS;
+  case NotFound:
+    *name = "CUDA_ERROR_NOT_FOUND";
+    return CUDA_SUCCESS;
+  default:
+    *name = nullptr;
+    return InvalidValue;
+  }
+}
+
+CUresult fake_cuGetErrorString(CUresult error, const char **text) {
+  switch (error) {
+  case InvalidValue:
+    *text = "invalid argument";
+    return CUDA_SUCCESS;
+  case InvalidImage:
+    *text = "device kernel image is invalid";
+    return CUDA_SUCCESS;
+  case InvalidContext:
+    *text = "invalid device context";
+    return CUDA_SUCCESS;
+  case NotFound:
+    *text = "named symbol not found";
+    return CUDA_SUCCESS;
+  default:
+    *text = nullptr;
+    return InvalidValue;
+  }
+}
+
+CUresult fake_cuDeviceGetCount(int *count) {
+  if (!state().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  *count = deviceCount();
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGet(CUdevice *device, int ordinal) {
+  if (ordinal < 0 || ordinal >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetName(char *name, int length, CUdevice device) {
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::snprintf(name, length, "Fake GPU %d", device);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice device) {
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = 9;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = 0;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = 132;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *value = 1024;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *value = 49152;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    *value = 32;
+    return CUDA_SUCCESS;
+  default:
+    return InvalidValue;
+  }
+}
+
+CUresult fake_cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = size_t(80) << 30;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceCanAccessPeer(int *can, CUdevice, CUdevice) {
+  *can = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().contexts[device].device = device;
+  ++state().retained[device];
+  *context = reinterpret_cast<CUcontext>(&state().contexts[device]);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (device < 0 || device >= deviceCount() || state().retained[device] == 0)
+    return InvalidContext;
+  --state().retained[device];
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxSetCurrent(CUcontext context) {
+  current = context;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxSynchronize() { return current ? CUDA_SUCCESS : InvalidContext; }
+
+CUresult fake_cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_SUCCESS; }
+
+CUresult fake_cuModuleLoadData(CUmodule *module, const void *image) {
+  if (!current)
+    return InvalidContext;
+  const char *text = static_cast<const char *>(image);
+  std::string content;
+  if (std::memcmp(text,
+                  "\x7f"
+                  "ELF",
+                  4) == 0)
+    content.assign(text, 4096); // enough for the symbol names of a test CUBIN
+  else if (std::strstr(text, ".version") && std::strstr(text, ".entry"))
+    content = text;
+  else
+    return InvalidImage;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto *handle = new char;
+  state().modules[handle] = content;
+  *module = reinterpret_cast<CUmodule>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuModuleUnload(CUmodule module) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().modules.find(module);
+  if (it == state().modules.end())
+    return InvalidValue;
+  delete static_cast<char *>(it->first);
+  state().modules.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().modules.find(module);
+  if (it == state().modules.end())
+    return InvalidValue;
+  if (it->second.find(std::string(".entry ") + name) == std::string::npos &&
+      it->second.find(name) == std::string::npos)
+    return NotFound;
+  *function = reinterpret_cast<CUfunction>(module);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  if (!current)
+    return InvalidContext;
+  if (bytes == 0 || bytes > (size_t(1) << 36))
+    return bytes ? 2 /* CUDA_ERROR_OUT_OF_MEMORY */ : InvalidValue;
+  void *memory = std::calloc(1, bytes);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  *pointer = reinterpret_cast<CUdeviceptr>(memory);
+  state().allocations[*pointer] = {bytes, currentDevice()};
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemFree_v2(CUdeviceptr pointer) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().allocations.find(pointer);
+  if (it == state().allocations.end())
+    return InvalidValue;
+  std::free(reinterpret_cast<void *>(pointer));
+  state().allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemcpyHtoD_v2(CUdeviceptr destination, const void *source, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!current)
+    return InvalidContext;
+  if (!inside(destination, bytes))
+    return InvalidValue;
+  std::memcpy(reinterpret_cast<void *>(destination), source, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemcpyDtoH_v2(void *destination, CUdeviceptr source, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!current)
+    return InvalidContext;
+  if (!inside(source, bytes))
+    return InvalidValue;
+  std::memcpy(destination, reinterpret_cast<void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!current)
+    return InvalidContext;
+  if (!inside(destination, bytes) || !inside(source, bytes))
+    return InvalidValue;
+  std::memmove(reinterpret_cast<void *>(destination), reinterpret_cast<void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemcpyPeer(CUdeviceptr destination, CUcontext destinationContext,
+                           CUdeviceptr source, CUcontext sourceContext, size_t bytes) {
+  if (!destinationContext || !sourceContext)
+    return InvalidContext;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!inside(destination, bytes) || !inside(source, bytes))
+    return InvalidValue;
+  std::memmove(reinterpret_cast<void *>(destination), reinterpret_cast<void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuStreamCreate(CUstream *stream, unsigned int) {
+  if (!current)
+    return InvalidContext;
+  *stream = reinterpret_cast<CUstream>(new char);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuStreamDestroy_v2(CUstream stream) {
+  delete reinterpret_cast<char *>(stream);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuStreamSynchronize(CUstream) { return current ? CUDA_SUCCESS : InvalidContext; }
+
+CUresult fake_cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ,
+                             unsigned blockX, unsigned blockY, unsigned blockZ, unsigned, CUstream,
+                             void **params, void **extra) {
+  if (!current)
+    return InvalidContext;
+  if (!function || !params || extra)
+    return InvalidValue;
+  if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
+      uint64_t(blockX) * blockY * blockZ > 1024)
+    return InvalidValue;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **function, int cudaVersion, uint64_t flags,
+                             int *symbolStatus) {
+  struct Entry {
+    const char *name;
+    void *function;
+  };
+  static const Entry entries[] = {
+// Each fake is converted to the pointer type the wrapper will call it as,
+// so a signature that drifts from DriverApi.h does not compile.
+#define MODELC_FAKE_ENTRY(name, function, type)                                                    \
+  {name, reinterpret_cast<void *>(static_cast<type>(&function))}
+      MODELC_FAKE_ENTRY("cuDriverGetVersion", fake_cuDriverGetVersion, PFN_cuDriverGetVersion),
+      MODELC_FAKE_ENTRY("cuGetErrorName", fake_cuGetErrorName, PFN_cuGetErrorName),
+      MODELC_FAKE_ENTRY("cuGetErrorString", fake_cuGetErrorString, PFN_cuGetErrorString),
+      MODELC_FAKE_ENTRY("cuDeviceGetCount", fake_cuDeviceGetCount, PFN_cuDeviceGetCount),
+      MODELC_FAKE_ENTRY("cuDeviceGet", fake_cuDeviceGet, PFN_cuDeviceGet),
+      MODELC_FAKE_ENTRY("cuDeviceGetName", fake_cuDeviceGetName, PFN_cuDeviceGetName),
+      MODELC_FAKE_ENTRY("cuDeviceGetAttribute", fake_cuDeviceGetAttribute,
+                        PFN_cuDeviceGetAttribute),
+      MODELC_FAKE_ENTRY("cuDeviceTotalMem", fake_cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v2),
+      MODELC_FAKE_ENTRY("cuDeviceCanAccessPeer", fake_cuDeviceCanAccessPeer,
+                        PFN_cuDeviceCanAccessPeer),
+      MODELC_FAKE_ENTRY("cuDevicePrimaryCtxRetain", fake_cuDevicePrimaryCtxRetain,
+                        PFN_cuDevicePrimaryCtxRetain),
+      MODELC_FAKE_ENTRY("cuDevicePrimaryCtxRelease", fake_cuDevicePrimaryCtxRelease_v2,
+                        PFN_cuDevicePrimaryCtxRelease_v2),
+      MODELC_FAKE_ENTRY("cuCtxSetCurrent", fake_cuCtxSetCurrent, PFN_cuCtxSetCurrent),
+      MODELC_FAKE_ENTRY("cuCtxSynchronize", fake_cuCtxSynchronize, PFN_cuCtxSynchronize),
+      MODELC_FAKE_ENTRY("cuCtxEnablePeerAccess", fake_cuCtxEnablePeerAccess,
+                        PFN_cuCtxEnablePeerAccess),
+      MODELC_FAKE_ENTRY("cuModuleLoadData", fake_cuModuleLoadData, PFN_cuModuleLoadData),
+      MODELC_FAKE_ENTRY("cuModuleUnload", fake_cuModuleUnload, PFN_cuModuleUnload),
+      MODELC_FAKE_ENTRY("cuModuleGetFunction", fake_cuModuleGetFunction, PFN_cuModuleGetFunction),
+      MODELC_FAKE_ENTRY("cuMemAlloc", fake_cuMemAlloc_v2, PFN_cuMemAlloc_v2),
+      MODELC_FAKE_ENTRY("cuMemFree", fake_cuMemFree_v2, PFN_cuMemFree_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyHtoD", fake_cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyDtoH", fake_cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyDtoD", fake_cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyPeer", fake_cuMemcpyPeer, PFN_cuMemcpyPeer),
+      MODELC_FAKE_ENTRY("cuStreamCreate", fake_cuStreamCreate, PFN_cuStreamCreate),
+      MODELC_FAKE_ENTRY("cuStreamDestroy", fake_cuStreamDestroy_v2, PFN_cuStreamDestroy_v2),
+      MODELC_FAKE_ENTRY("cuStreamSynchronize", fake_cuStreamSynchronize, PFN_cuStreamSynchronize),
+      MODELC_FAKE_ENTRY("cuLaunchKernel", fake_cuLaunchKernel, PFN_cuLaunchKernel),
+#undef MODELC_FAKE_ENTRY
+  };
+  *function = nullptr;
+  if (cudaVersion < 12000 || flags != CU_GET_PROC_ADDRESS_DEFAULT) {
+    *symbolStatus = 2; // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+    return NotFound;
+  }
+  for (const Entry &entry : entries) {
+    if (std::strcmp(entry.name, symbol) == 0) {
+      *function = entry.function;
+      *symbolStatus = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  }
+  *symbolStatus = 1; // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+  return NotFound;
+}
+
+} // extern "C"
