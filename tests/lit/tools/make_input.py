@@ -2,6 +2,8 @@
 """make_input.py - write hostile or huge .mdl inputs for robustness tests.
 
     make_input.py garbage SEED SIZE     SIZE random bytes (with NULs) from SEED
+    make_input.py garbage-ascii SEED SIZE   the same, but only bytes 0-127 (valid
+                                        UTF-8, so the lexer and parser see it)
     make_input.py invalid-utf8          a model whose comment has bad UTF-8
     make_input.py nest CHAR DEPTH       an expression nested DEPTH deep in CHAR
     make_input.py big MEGABYTES         a valid file of many small models
@@ -13,8 +15,10 @@ import random
 import sys
 
 
-def garbage(seed, size):
+def garbage(seed, size, ascii_only=False):
     data = bytearray(random.Random(seed).randbytes(size))
+    if ascii_only:
+        data = bytearray(b & 0x7F for b in data)
     # Make sure the interesting bytes are there whatever the seed gives.
     for offset in range(0, size, 512):
         data[offset] = 0
@@ -70,6 +74,8 @@ def main(argv):
     kind, args = argv[0], argv[1:]
     if kind == "garbage":
         data = garbage(int(args[0]), int(args[1]))
+    elif kind == "garbage-ascii":
+        data = garbage(int(args[0]), int(args[1]), ascii_only=True)
     elif kind == "invalid-utf8":
         data = invalid_utf8()
     elif kind == "nest":
