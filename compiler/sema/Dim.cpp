@@ -2,6 +2,7 @@
 
 #include "sema/Dim.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -285,13 +286,33 @@ Dim Dim::substitute(llvm::function_ref<std::optional<Dim>(AtomId)> map) const {
 }
 
 void Dim::print(llvm::raw_ostream &os) const {
-  llvm::ArrayRef<Term> ts = terms();
-  if (ts.empty()) {
+  llvm::ArrayRef<Term> stored = terms();
+  if (stored.empty()) {
     os << "0";
     return;
   }
+  // Print by name, not by interning order, so text never depends on which
+  // file was checked first: higher degree first, then names alphabetically.
+  struct Named {
+    const Term *term;
+    llvm::SmallVector<llvm::StringRef, 2> names;
+  };
+  llvm::SmallVector<Named, 4> ts;
+  for (const Term &t : stored) {
+    Named n{&t, {}};
+    for (AtomId a : t.atoms)
+      n.names.push_back(atomName(a));
+    llvm::sort(n.names);
+    ts.push_back(std::move(n));
+  }
+  std::stable_sort(ts.begin(), ts.end(), [](const Named &a, const Named &b) {
+    if (a.names.size() != b.names.size())
+      return a.names.size() > b.names.size();
+    return a.names < b.names;
+  });
   bool first = true;
-  for (const Term &t : ts) {
+  for (const Named &named : ts) {
+    const Term &t = *named.term;
     bool negative = t.coeff < 0;
     uint64_t magnitude = negative ? 0 - uint64_t(t.coeff) : uint64_t(t.coeff);
     if (first)
@@ -305,8 +326,8 @@ void Dim::print(llvm::raw_ostream &os) const {
     }
     if (magnitude != 1)
       os << magnitude << "*";
-    for (size_t i = 0; i < t.atoms.size(); ++i)
-      os << (i ? "*" : "") << atomName(t.atoms[i]);
+    for (size_t i = 0; i < named.names.size(); ++i)
+      os << (i ? "*" : "") << named.names[i];
   }
 }
 
