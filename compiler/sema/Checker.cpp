@@ -773,16 +773,25 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
   if (value.type.isError() || declared.isError())
     return;
   Range at = value.range();
+  // A value that fails its declared type is not also reported as having no
+  // inferable device.
+  auto poison = [&] {
+    if (value.type.isTensor())
+      fn_->unifier.poison(value.type.dev);
+  };
   if (!declared.isTensor() || !value.type.isTensor()) {
     bool ok = declared.kind() == value.type.kind() ||
               (declared.kind() == Type::Kind::Float && value.type.kind() == Type::Kind::Int);
-    if (!ok)
+    if (!ok) {
+      poison();
       diags_.report(DiagId::TypeMismatch, at, declared.str(), typeStr(value))
           .primary("this is " + typeStr(value))
           .label(declRange, "expected because of this type");
+    }
     return;
   }
   if (value.type.dtype != declared.dtype) {
+    poison();
     diags_
         .report(DiagId::DTypeMismatch, at, ast::dtypeName(value.type.dtype),
                 ast::dtypeName(declared.dtype), isReturn ? "return" : what)
@@ -792,6 +801,7 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
     return;
   }
   if (value.type.shape != declared.shape) {
+    poison();
     diags_.report(DiagId::ShapeMismatch, at, declared.shape.str(), value.type.shape.str())
         .primary("this has shape " + value.type.shape.str())
         .label(declRange, "expected because of this type");
