@@ -231,9 +231,15 @@ CUresult fake_cuModuleLoadData(CUmodule *module, const void *image) {
   if (std::memcmp(text,
                   "\x7f"
                   "ELF",
-                  4) == 0)
-    content.assign(text, 4096); // enough for the symbol names of a test CUBIN
-  else if (std::strstr(text, ".version") && std::strstr(text, ".entry"))
+                  4) == 0) {
+    // The image ends with its section header table (e_shoff + e_shnum * e_shentsize).
+    uint64_t tableOffset;
+    uint16_t entrySize, entries;
+    std::memcpy(&tableOffset, text + 0x28, 8);
+    std::memcpy(&entrySize, text + 0x3A, 2);
+    std::memcpy(&entries, text + 0x3C, 2);
+    content.assign(text, tableOffset + uint64_t(entrySize) * entries);
+  } else if (std::strstr(text, ".version") && std::strstr(text, ".entry"))
     content = text;
   else
     return InvalidImage;

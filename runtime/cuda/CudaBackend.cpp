@@ -1,0 +1,217 @@
+//===- CudaBackend.cpp - One interface over the driver and the emulator ---===//
+
+#include "runtime/cuda/CudaBackend.h"
+
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/Nvrtc.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <mutex>
+
+namespace modelc::cuda {
+
+CudaBackend::~CudaBackend() = default;
+
+namespace {
+
+void *hostPointer(DeviceAddress address) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(address));
+}
+
+class EmulatorBackend final : public CudaBackend {
+public:
+  explicit EmulatorBackend(Emulator &emulator) : emulator(emulator) {}
+
+  llvm::StringRef name() const override { return "emulator"; }
+  int deviceCount() const override { return emulator.deviceCount(); }
+  llvm::Error checkDevice(int device) const override { return emulator.checkDevice(device); }
+
+  llvm::Expected<DeviceAddress> allocate(int device, size_t bytes) override {
+    llvm::Expected<void *> pointer = emulator.allocate(device, bytes);
+    if (!pointer)
+      return pointer.takeError();
+    return reinterpret_cast<uintptr_t>(*pointer);
+  }
+  llvm::Error free(int device, DeviceAddress address) override {
+    return emulator.free(device, hostPointer(address));
+  }
+  llvm::Error copyHostToDevice(int device, DeviceAddress destination, const void *source,
+                               size_t bytes) override {
+    return emulator.copyHostToDevice(device, hostPointer(destination), source, bytes);
+  }
+  llvm::Error copyDeviceToHost(int device, void *destination, DeviceAddress source,
+                               size_t bytes) override {
+    return emulator.copyDeviceToHost(device, destination, hostPointer(source), bytes);
+  }
+  llvm::Error copyDeviceToDevice(int device, DeviceAddress destination, DeviceAddress source,
+                                 size_t bytes) override {
+    return emulator.copyDeviceToDevice(device, hostPointer(destination), hostPointer(source),
+                                       bytes);
+  }
+  llvm::Error copyPeer(int destinationDevice, DeviceAddress destination, int sourceDevice,
+                       DeviceAddress source, size_t bytes) override {
+    return emulator.copyPeer(destinationDevice, hostPointer(destination), sourceDevice,
+                             hostPointer(source), bytes);
+  }
+
+  llvm::Expected<CudaKernel> loadKernel(int device, llvm::StringRef source,
+                                        llvm::StringRef sourceName,
+                                        llvm::StringRef kernel) override {
+    if (llvm::Error error = emulator.checkDevice(device))
+      return error;
+    llvm::Expected<std::shared_ptr<const EmulatedModule>> module =
+        emulator.loadModule(source, sourceName);
+    if (!module)
+      return module.takeError();
+    llvm::Expected<EmulatedKernel> found = (*module)->kernel(kernel);
+    if (!found)
+      return found.takeError();
+    return CudaKernel{kernel.str(), device, std::make_shared<EmulatedKernel>(std::move(*found))};
+  }
+
+  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) override {
+    auto *emulated = static_cast<const EmulatedKernel *>(kernel.state.get());
+    if (!emulated)
+      return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
+    return emulator.launch(kernel.device, *emulated, grid, block, args);
+  }
+
+private:
+  Emulator &emulator;
+};
+
+/// A loaded module and one of its functions; the module stays loaded for as
+/// long as any CudaKernel refers to it.
+struct DriverKernel {
+  std::shared_ptr<driver::CUmod_st> module;
+  driver::CUfunction function = nullptr;
+};
+
+class DriverBackend final : public CudaBackend {
+public:
+  DriverBackend(CudaDriver &driver, KernelCache &cache) : driver(driver), cache(cache) {}
+
+  llvm::StringRef name() const override { return "driver"; }
+  int deviceCount() const override { return driver.deviceCount(); }
+  llvm::Error checkDevice(int device) const override { return driver.checkDevice(device); }
+
+  llvm::Expected<DeviceAddress> allocate(int device, size_t bytes) override {
+    return driver.allocate(device, bytes);
+  }
+  llvm::Error free(int device, DeviceAddress address) override {
+    return driver.free(device, address);
+  }
+  llvm::Error copyHostToDevice(int device, DeviceAddress destination, const void *source,
+                               size_t bytes) override {
+    return driver.copyHostToDevice(device, destination, source, bytes);
+  }
+  llvm::Error copyDeviceToHost(int device, void *destination, DeviceAddress source,
+                               size_t bytes) override {
+    return driver.copyDeviceToHost(device, destination, source, bytes);
+  }
+  llvm::Error copyDeviceToDevice(int device, DeviceAddress destination, DeviceAddress source,
+                                 size_t bytes) override {
+    return driver.copyDeviceToDevice(device, destination, source, bytes);
+  }
+  llvm::Error copyPeer(int destinationDevice, DeviceAddress destination, int sourceDevice,
+                       DeviceAddress source, size_t bytes) override {
+    return driver.copyPeer(destinationDevice, destination, sourceDevice, source, bytes);
+  }
+
+  llvm::Expected<CudaKernel> loadKernel(int device, llvm::StringRef source,
+                                        llvm::StringRef sourceName,
+                                        llvm::StringRef kernel) override {
+    llvm::Expected<std::shared_ptr<driver::CUmod_st>> module =
+        moduleFor(device, source, sourceName);
+    if (!module)
+      return module.takeError();
+    llvm::Expected<driver::CUfunction> function = driver.getFunction(device, module->get(), kernel);
+    if (!function)
+      return function.takeError();
+    return CudaKernel{kernel.str(), device,
+                      std::make_shared<DriverKernel>(DriverKernel{*module, *function})};
+  }
+
+  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) override {
+    auto *loaded = static_cast<const DriverKernel *>(kernel.state.get());
+    if (!loaded)
+      return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
+    if (llvm::Error error = driver.launch(kernel.device, loaded->function, {grid.x, grid.y, grid.z},
+                                          {block.x, block.y, block.z}, 0, nullptr, args))
+      return error;
+    return driver.synchronize(kernel.device);
+  }
+
+private:
+  /// The module for (device, source), compiled to a CUBIN for the device's
+  /// own architecture and loaded once.
+  llvm::Expected<std::shared_ptr<driver::CUmod_st>> moduleFor(int device, llvm::StringRef source,
+                                                              llvm::StringRef sourceName) {
+    llvm::Expected<CudaDeviceInfo> info = driver.deviceInfo(device);
+    if (!info)
+      return info.takeError();
+    CacheKey key;
+    key.add(int64_t(device)).add(source);
+    std::lock_guard<std::mutex> lock(mutex);
+    std::string hex = key.hex();
+    if (auto found = modules.find(hex); found != modules.end())
+      if (std::shared_ptr<driver::CUmod_st> module = found->second.lock())
+        return module;
+
+    llvm::Expected<Nvrtc &> nvrtc = Nvrtc::get();
+    if (!nvrtc)
+      return nvrtc.takeError();
+    std::string arch = info->arch();
+    NvrtcRequest request;
+    request.source = source;
+    request.name = sourceName;
+    request.arch = arch;
+    request.output = NvrtcOutput::CUBIN;
+    llvm::Expected<KernelCache::Payload> image = nvrtc->compileCached(request, cache);
+    if (!image)
+      return image.takeError();
+    llvm::Expected<driver::CUmodule> loaded = driver.loadModule(device, **image);
+    if (!loaded)
+      return loaded.takeError();
+    CudaDriver *owner = &driver;
+    std::shared_ptr<driver::CUmod_st> module(*loaded, [owner, device](driver::CUmodule module) {
+      llvm::consumeError(owner->unloadModule(device, module));
+    });
+    modules[hex] = module;
+    return module;
+  }
+
+  CudaDriver &driver;
+  KernelCache &cache;
+  std::mutex mutex;
+  llvm::StringMap<std::weak_ptr<driver::CUmod_st>> modules;
+};
+
+} // namespace
+
+std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator) {
+  return std::make_unique<EmulatorBackend>(emulator);
+}
+
+std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache) {
+  return std::make_unique<DriverBackend>(driver, cache);
+}
+
+llvm::Expected<CudaBackend &> CudaBackend::forDevice(int device) {
+  if (Emulator::requestedByEnvironment()) {
+    static std::unique_ptr<CudaBackend> emulated = makeEmulatorBackend(Emulator::global());
+    if (llvm::Error error = emulated->checkDevice(device))
+      return error;
+    return *emulated;
+  }
+  llvm::Expected<CudaDriver &> driver = CudaDriver::forDevice(device);
+  if (!driver)
+    return driver.takeError();
+  // Never destroyed, like the driver it wraps.
+  static CudaBackend *real = makeDriverBackend(*driver, KernelCache::global()).release();
+  return *real;
+}
+
+} // namespace modelc::cuda

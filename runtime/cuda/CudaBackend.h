@@ -1,0 +1,80 @@
+//===- CudaBackend.h - One interface over the driver and the emulator -*- C++ -*-===//
+//
+// What code placed on `cuda:N` needs, whoever runs it: device memory, copies,
+// kernels compiled from CUDA C++ source, and launches. Two implementations:
+// the driver (kernels compiled by NVRTC to a CUBIN for the GPU's own sm_XY,
+// through the kernel cache) and the emulator (the same source built by the
+// host compiler). `forDevice` picks the emulator when MODELC_CUDA=emulate and
+// the driver otherwise, and reports a missing driver or GPU as the error the
+// user sees.
+//
+// Launches are synchronous on both: they return when the kernel has finished,
+// with its error if it failed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_RUNTIME_CUDA_CUDABACKEND_H
+#define MODELC_RUNTIME_CUDA_CUDABACKEND_H
+
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/emulator/Emulator.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace modelc::cuda {
+
+/// An address in a (real or emulated) GPU's memory.
+using DeviceAddress = uint64_t;
+
+/// A kernel ready to launch on one device; keeps its module loaded.
+struct CudaKernel {
+  std::string name;
+  int device = 0;
+  std::shared_ptr<const void> state;
+};
+
+class CudaBackend {
+public:
+  virtual ~CudaBackend();
+
+  /// The backend for `device`: the emulator if MODELC_CUDA=emulate, else the
+  /// driver. Fails with DriverNotFound or NoSuchDevice.
+  static llvm::Expected<CudaBackend &> forDevice(int device);
+
+  /// "driver" or "emulator".
+  virtual llvm::StringRef name() const = 0;
+  virtual int deviceCount() const = 0;
+  virtual llvm::Error checkDevice(int device) const = 0;
+
+  virtual llvm::Expected<DeviceAddress> allocate(int device, size_t bytes) = 0;
+  virtual llvm::Error free(int device, DeviceAddress address) = 0;
+  virtual llvm::Error copyHostToDevice(int device, DeviceAddress destination, const void *source,
+                                       size_t bytes) = 0;
+  virtual llvm::Error copyDeviceToHost(int device, void *destination, DeviceAddress source,
+                                       size_t bytes) = 0;
+  virtual llvm::Error copyDeviceToDevice(int device, DeviceAddress destination,
+                                         DeviceAddress source, size_t bytes) = 0;
+  virtual llvm::Error copyPeer(int destinationDevice, DeviceAddress destination, int sourceDevice,
+                               DeviceAddress source, size_t bytes) = 0;
+
+  /// Compiles `source` (cached) for `device` and finds `kernel` in it.
+  /// `sourceName` labels the source in compiler messages.
+  virtual llvm::Expected<CudaKernel> loadKernel(int device, llvm::StringRef source,
+                                                llvm::StringRef sourceName,
+                                                llvm::StringRef kernel) = 0;
+  /// Runs `kernel` over `grid` blocks of `block` threads and waits for it;
+  /// `args` holds one pointer per kernel parameter.
+  virtual llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) = 0;
+};
+
+std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator);
+std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache);
+
+} // namespace modelc::cuda
+
+#endif // MODELC_RUNTIME_CUDA_CUDABACKEND_H
