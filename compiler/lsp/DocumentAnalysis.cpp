@@ -109,6 +109,10 @@ void collectLocals(const std::vector<ast::StmtPtr> &body, SMLoc loc,
 
 } // namespace
 
+json::Value locationToJSON(const proto::Location &location) {
+  return json::Object{{"uri", location.uri.uri().str()}, {"range", toJSON(location.range)}};
+}
+
 DocumentAnalysis::DocumentAnalysis(CompileOptions options, std::string path, int64_t version,
                                    StringRef text, StringRef explainUrl)
     : path_(std::move(path)), version_(version),
@@ -181,7 +185,8 @@ void DocumentAnalysis::convertDiagnostics(StringRef explainUrl) {
       if (!location && primary)
         location = primary;
       if (location)
-        related.push_back(toJSON(proto::DiagnosticRelatedInformation(*location, text.str())));
+        related.push_back(
+            json::Object{{"location", locationToJSON(*location)}, {"message", text.str()}});
     };
     for (const Label &label : llvm::drop_begin(diag.labels))
       relate(label.range, label.message);
@@ -236,7 +241,7 @@ json::Value DocumentAnalysis::publishParams(const proto::URIForFile &uri) const 
   for (const PublishedDiagnostic &diag : diags_)
     diagnostics.push_back(diag.json);
   return json::Object{
-      {"uri", uri.uri()}, {"version", version_}, {"diagnostics", std::move(diagnostics)}};
+      {"uri", uri.uri().str()}, {"version", version_}, {"diagnostics", std::move(diagnostics)}};
 }
 
 Expected<SMLoc> DocumentAnalysis::locate(proto::Position pos) const {

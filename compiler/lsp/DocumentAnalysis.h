@@ -38,6 +38,10 @@ struct PublishedDiagnostic {
   std::vector<QuickFix> fixes;
 };
 
+/// A Location as JSON that owns its strings (LLVM's toJSON(Location)
+/// borrows the URI's, which would dangle once the Location is gone).
+llvm::json::Value locationToJSON(const llvm::lsp::Location &location);
+
 class DocumentAnalysis {
 public:
   /// Checks `text` as the file `path`. `options.overlays` should hold the

@@ -264,7 +264,7 @@ void Server::onClose(const proto::DidCloseTextDocumentParams &params) {
   }
   // Clear its diagnostics; files importing it now read it from disk.
   publishDiagnostics_(
-      json::Object{{"uri", params.textDocument.uri.uri()}, {"diagnostics", json::Array()}});
+      json::Object{{"uri", params.textDocument.uri.uri().str()}, {"diagnostics", json::Array()}});
   std::lock_guard<std::mutex> lock(analysesMutex_);
   for (const auto &entry : analyses_)
     if (llvm::any_of(entry.getValue()->dependencies(),
@@ -324,7 +324,7 @@ void Server::onDefinition(const proto::TextDocumentPositionParams &params,
     return reply(loc.takeError());
   json::Array locations;
   for (const proto::Location &location : (*analysis)->definition(*loc))
-    locations.push_back(toJSON(location));
+    locations.push_back(locationToJSON(location));
   reply(std::move(locations));
 }
 
