@@ -70,6 +70,8 @@ public:
   bool isMemoryMapped() const;
 
 private:
+  SafeTensorsFile() = default;
+
   std::shared_ptr<const llvm::MemoryBuffer> Buffer;
   std::vector<SafeTensorsEntry> Entries;
   llvm::StringMap<size_t> IndexByName;
