@@ -12,19 +12,16 @@ set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-$src/build-fuzz}
 seconds=${MODELC_FUZZ_SECONDS:-60}
-sanitizers="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 
 for tool in clang-22 clang++-22; do
   command -v "$tool" >/dev/null || { echo "run-fuzz.sh: $tool not found (tools/install-deps.sh installs it)" >&2; exit 2; }
 done
 
 echo "run-fuzz.sh: configuring $build"
-CC=clang-22 CXX=clang++-22 cmake -S "$src" -B "$build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMODELC_ENABLE_FUZZER=ON -DMODELC_FUZZER_BUILD=ON \
-  "-DCMAKE_C_FLAGS=$sanitizers -fno-omit-frame-pointer" \
-  "-DCMAKE_CXX_FLAGS=$sanitizers -fno-omit-frame-pointer" >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 2; }
+mkdir -p "$build"
+CC=clang-22 CXX=clang++-22 cmake -S "$src/tests/fuzz/standalone" -B "$build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 2; }
 
 echo "run-fuzz.sh: building modelc_frontend_fuzzer (front end only)"
 ninja -C "$build" modelc_frontend_fuzzer
@@ -40,7 +37,7 @@ find "$src/examples" "$src/stdlib" "$src/tests/fuzz/seeds" -name '*.mdl' -type f
 echo "run-fuzz.sh: fuzzing for ${seconds}s with $(ls "$corpus" | wc -l) seed files"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-"$build/tests/fuzz/modelc_frontend_fuzzer" \
+"$build/modelc_frontend_fuzzer" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=16384 \
   -dict="$src/tests/fuzz/mdl.dict" -print_final_stats=1 \
   -artifact_prefix="$artifacts/" "$corpus"
