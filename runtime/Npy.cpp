@@ -213,7 +213,7 @@ Expected<Tensor> parseNpyImpl(StringRef bytes) {
                              " has too many elements");
   StringRef data = bytes.drop_front(dataStart);
   if (data.size() != uint64_t(*expectedBytes))
-    return createStringError(formatv("{0} holds {1} bytes of data, but the file has {2}",
+    return createStringError(formatv("{0} needs {1} bytes of data, but the file has {2}",
                                      formatTensorType(*dtype, header->shape), *expectedBytes,
                                      data.size())
                                  .str());
