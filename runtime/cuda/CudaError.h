@@ -33,6 +33,7 @@ enum class CudaErrorKind {
   KernelFault,         ///< Other emulated-kernel faults: null pointer, stack
                        ///< overflow, integer division by zero, wild address.
   Deadlock,            ///< Emulated threads wait on a barrier that never releases.
+  Timeout,             ///< An emulated launch ran past its time limit.
   OutOfMemory,         ///< An allocation failed.
   CacheFailure,        ///< The kernel cache could not be used.
 };

@@ -10,6 +10,12 @@
 // the emulator lock. Faults on threads that are not running emulated blocks
 // go to whatever handler was installed before.
 //
+// A launch that outlives its time limit is stopped the same way: the
+// launching thread marks it failed and sends each worker WatchdogSignal,
+// whose handler jumps out of the running block. This is an asynchronous
+// jump: a kernel interrupted inside a C library call holding a lock (printf)
+// could leave that lock taken, the price of never hanging on an endless loop.
+//
 //===----------------------------------------------------------------------===//
 
 #define MODELC_EMU_ABI_ONLY
@@ -29,11 +35,14 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
 #include <thread>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -56,6 +65,19 @@ thread_local WorkerFault *activeFault = nullptr;
 
 struct sigaction previousActions[3];
 constexpr int CaughtSignals[3] = {SIGSEGV, SIGBUS, SIGFPE};
+
+/// Interrupts a worker whose launch timed out; a real-time signal, so it
+/// collides with no signal a program conventionally uses.
+int watchdogSignal() { return SIGRTMIN + 5; }
+
+void onWatchdog(int signal) {
+  WorkerFault *fault = activeFault;
+  if (!fault)
+    return; // Between blocks: the worker sees the failed launch and stops.
+  activeFault = nullptr;
+  fault->signal = signal;
+  siglongjmp(fault->jump, 1);
+}
 
 /// Hands a fault that is not ours to the handler installed before us.
 void forwardFault(int signal, siginfo_t *info, void *context) {
@@ -103,6 +125,12 @@ void installFaultHandlers() {
     sigemptyset(&action.sa_mask);
     for (unsigned i = 0; i < 3; ++i)
       sigaction(CaughtSignals[i], &action, &previousActions[i]);
+    struct sigaction watchdog;
+    std::memset(&watchdog, 0, sizeof(watchdog));
+    watchdog.sa_handler = onWatchdog;
+    watchdog.sa_flags = SA_ONSTACK;
+    sigemptyset(&watchdog.sa_mask);
+    sigaction(watchdogSignal(), &watchdog, nullptr);
   });
 }
 
@@ -222,6 +250,8 @@ struct LaunchState {
   std::atomic<bool> failed{false};
   std::mutex mutex;
   std::optional<LaunchFailure> failure;
+  std::condition_variable finished;
+  unsigned runningWorkers = 0;
 
   void fail(CudaErrorKind kind, std::string message) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -237,6 +267,8 @@ LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &sta
                             const WorkerFault &fault, int device, llvm::StringRef kernel,
                             llvm::StringRef where, size_t stackSize) {
   std::string who = llvm::formatv("kernel '{0}' on cuda:{1}", kernel, device).str();
+  if (fault.signal == watchdogSignal())
+    return {CudaErrorKind::Timeout, ""}; // The launcher words this one.
   if (fault.signal == SIGFPE)
     return {CudaErrorKind::KernelFault,
             who + " raised an arithmetic fault (integer division by zero?)" + where.str()};
@@ -316,6 +348,8 @@ EmulatorOptions EmulatorOptions::fromEnvironment() {
     options.deviceCount = static_cast<int>(std::clamp(*devices, 1u, 64u));
   if (std::optional<unsigned> threads = environmentNumber("MODELC_EMU_THREADS"))
     options.workerThreads = std::min(*threads, 256u);
+  if (std::optional<unsigned> seconds = environmentNumber("MODELC_EMU_TIMEOUT"))
+    options.timeoutSeconds = *seconds;
   return options;
 }
 
@@ -598,10 +632,35 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
     stackPool().release(std::move(stacks));
   };
 
+  auto runAndReport = [&] {
+    runWorker();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    --state.runningWorkers;
+    state.finished.notify_all();
+  };
   std::vector<std::thread> threads;
   threads.reserve(workers);
+  state.runningWorkers = workers;
   for (unsigned i = 0; i < workers; ++i)
-    threads.emplace_back(runWorker);
+    threads.emplace_back(runAndReport);
+  if (options.timeoutSeconds) {
+    std::unique_lock<std::mutex> lock(state.mutex);
+    bool done = state.finished.wait_for(lock, std::chrono::seconds(options.timeoutSeconds),
+                                        [&] { return state.runningWorkers == 0; });
+    if (!done) {
+      if (!state.failure)
+        state.failure = LaunchFailure{
+            CudaErrorKind::Timeout,
+            llvm::formatv("kernel '{0}' on cuda:{1} ran longer than {2} s and was stopped (an "
+                          "endless loop, or a block waiting for another block?); "
+                          "MODELC_EMU_TIMEOUT sets the limit",
+                          kernel.name, device, options.timeoutSeconds)};
+      state.failed = true;
+      lock.unlock();
+      for (std::thread &thread : threads)
+        pthread_kill(thread.native_handle(), watchdogSignal());
+    }
+  }
   for (std::thread &thread : threads)
     thread.join();
 

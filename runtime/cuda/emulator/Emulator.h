@@ -78,8 +78,12 @@ struct EmulatorOptions {
   size_t fiberStackSize = 64 * 1024;
   /// Extra flags for the host compiler (e.g. -DMODELC_EMU_USE_UCONTEXT).
   std::vector<std::string> compilerFlags;
+  /// A launch running longer is interrupted and reported (an endless loop
+  /// must not hang modelc); 0 waits forever.
+  unsigned timeoutSeconds = 600;
 
-  /// Reads MODELC_CUDA_EMULATED_DEVICES and MODELC_EMU_THREADS.
+  /// Reads MODELC_CUDA_EMULATED_DEVICES, MODELC_EMU_THREADS and
+  /// MODELC_EMU_TIMEOUT (seconds).
   static EmulatorOptions fromEnvironment();
 };
 

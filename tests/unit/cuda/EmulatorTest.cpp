@@ -376,6 +376,34 @@ TEST_F(EmulatorTest, ModulesReportMissingKernelsAndCompileErrors) {
   EXPECT_NE(broken.text.find("undefined_name"), std::string::npos) << broken.text;
 }
 
+TEST(EmulatorWatchdog, EndlessKernelIsStoppedAndReported) {
+  EmulatorOptions options;
+  options.deviceCount = 1;
+  options.workerThreads = 2;
+  options.timeoutSeconds = 1;
+  Emulator emulator(options);
+  llvm::Expected<std::shared_ptr<const EmulatedModule>> module =
+      emulator.loadModule(readKernel("faults.cu"), "faults.cu");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  llvm::Expected<EmulatedKernel> spin = (*module)->kernel("spin_forever");
+  ASSERT_TRUE(bool(spin)) << llvm::toString(spin.takeError());
+  DeviceBuffer flag = DeviceBuffer::upload(emulator, 0, std::vector<int>(1, 0));
+  void *args[] = {&flag.pointer};
+  Failure failure = failureOf(emulator.launch(0, *spin, {4}, {64}, args));
+  EXPECT_EQ(failure.kind, CudaErrorKind::Timeout) << failure.text;
+  EXPECT_NE(failure.text.find("kernel 'spin_forever' on cuda:0 ran longer than 1 s"),
+            std::string::npos)
+      << failure.text;
+  // The workers were freed: the emulator runs the next kernel.
+  llvm::Expected<EmulatedKernel> histogram = (*module)->kernel("atomic_histogram");
+  ASSERT_TRUE(bool(histogram));
+  DeviceBuffer bins = DeviceBuffer::upload(emulator, 0, std::vector<int>(2, 0));
+  int binCount = 2, n = 100;
+  void *histogramArgs[] = {&bins.pointer, &binCount, &n};
+  ASSERT_OK(emulator.launch(0, *histogram, {1}, {128}, histogramArgs));
+  EXPECT_EQ(bins.download<int>(2), std::vector<int>({50, 50}));
+}
+
 TEST(EmulatorKernelNames, FindsGlobalFunctionsAndIgnoresComments) {
   EXPECT_EQ(findKernelNames("extern \"C\" __global__ void a(int x) {}\n"
                             "// __global__ void commented(int) {}\n"

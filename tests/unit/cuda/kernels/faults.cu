@@ -73,3 +73,9 @@ __device__ int deep_recursion(int depth) {
 extern "C" __global__ void overflow_stack(int *out, int depth) {
   out[threadIdx.x] = deep_recursion(depth);
 }
+
+// Spins until flag[0] becomes nonzero, which nobody ever does.
+extern "C" __global__ void spin_forever(volatile int *flag) {
+  while (flag[0] == 0) {
+  }
+}
