@@ -15,19 +15,6 @@ static Value positionToJson(const SourcePosition &pos) {
   return Object{{"line", pos.line}, {"column", pos.column}, {"offset", uint64_t(pos.offset)}};
 }
 
-/// The resolved ends of `range`: nullopt when it lies in no buffer. An end
-/// in another buffer, or before the start, collapses to the start.
-static std::optional<std::pair<SourcePosition, SourcePosition>>
-resolveRange(const llvm::SourceMgr &sm, Range range) {
-  std::optional<SourcePosition> begin = resolvePosition(sm, range.begin);
-  if (!begin)
-    return std::nullopt;
-  std::optional<SourcePosition> end = resolvePosition(sm, range.end);
-  if (!end || end->buffer != begin->buffer || end->offset < begin->offset)
-    end = begin;
-  return std::make_pair(*begin, *end);
-}
-
 static Array labelsToJson(llvm::ArrayRef<Label> labels, const llvm::SourceMgr &sm) {
   Array result;
   for (const Label &label : labels) {

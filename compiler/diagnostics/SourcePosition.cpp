@@ -5,6 +5,8 @@
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstring>
+
 using namespace modelc;
 
 size_t modelc::utf8CharLength(llvm::StringRef text, size_t pos) {
@@ -18,8 +20,21 @@ size_t modelc::utf8CharLength(llvm::StringRef text, size_t pos) {
 
 unsigned modelc::countCharacters(llvm::StringRef text) {
   unsigned count = 0;
-  for (size_t pos = 0; pos < text.size(); pos += utf8CharLength(text, pos))
+  size_t pos = 0;
+  while (pos < text.size()) {
+    // Runs of ASCII, eight bytes at a time: one character per byte.
+    if (pos + 8 <= text.size()) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + pos, sizeof(word));
+      if ((word & 0x8080808080808080ULL) == 0) {
+        count += 8;
+        pos += 8;
+        continue;
+      }
+    }
+    pos += utf8CharLength(text, pos);
     ++count;
+  }
   return count;
 }
 
@@ -36,22 +51,35 @@ std::optional<SourcePosition> modelc::resolvePosition(const llvm::SourceMgr &sm,
     return std::nullopt;
   llvm::StringRef text = sm.getMemoryBuffer(buffer)->getBuffer();
   size_t offset = size_t(loc.getPointer() - text.data());
-  // rfind looks strictly before `offset`: the location's own byte may be '\n'.
-  size_t lineStart = text.rfind('\n', offset);
-  lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
-  size_t lineEnd = text.find('\n', lineStart);
-  if (lineEnd == llvm::StringRef::npos)
-    lineEnd = text.size();
+  // SourceMgr caches the offsets of line breaks: finding the line and its
+  // ends is a binary search, never a scan (lines can be megabytes long).
+  const auto &info = sm.getBufferInfo(buffer);
+  unsigned line = info.getLineNumber(loc.getPointer());
+  const char *lineBegin = info.getPointerForLineNumber(line);
+  const char *nextLine = info.getPointerForLineNumber(line + 1);
+  size_t lineStart = lineBegin ? size_t(lineBegin - text.data()) : 0;
+  size_t lineEnd = nextLine ? size_t(nextLine - text.data()) - 1 : text.size();
 
   SourcePosition pos;
   pos.buffer = buffer;
-  pos.line = sm.FindLineNumber(loc, buffer);
+  pos.line = line;
   pos.offset = offset;
   pos.lineText = withoutCarriageReturn(text.slice(lineStart, lineEnd));
   // A location on the "\r" of "\r\n" counts as the end of the line.
   pos.lineOffset = std::min(offset - lineStart, pos.lineText.size());
   pos.column = 1 + countCharacters(pos.lineText.take_front(pos.lineOffset));
   return pos;
+}
+
+std::optional<std::pair<SourcePosition, SourcePosition>>
+modelc::resolveRange(const llvm::SourceMgr &sm, Range range) {
+  std::optional<SourcePosition> begin = resolvePosition(sm, range.begin);
+  if (!begin)
+    return std::nullopt;
+  std::optional<SourcePosition> end = resolvePosition(sm, range.end);
+  if (!end || end->buffer != begin->buffer || end->offset < begin->offset)
+    end = begin;
+  return std::make_pair(*begin, *end);
 }
 
 llvm::StringRef modelc::lineOfBuffer(const llvm::SourceMgr &sm, unsigned buffer, unsigned line) {

@@ -8,11 +8,14 @@
 #ifndef MODELC_DIAGNOSTICS_SOURCEPOSITION_H
 #define MODELC_DIAGNOSTICS_SOURCEPOSITION_H
 
+#include "basic/SourceRange.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <cstddef>
 #include <optional>
+#include <utility>
 
 namespace llvm {
 class SourceMgr;
@@ -32,6 +35,12 @@ struct SourcePosition {
 
 /// Resolves `loc`, or returns nullopt when it lies in no buffer of `sm`.
 std::optional<SourcePosition> resolvePosition(const llvm::SourceMgr &sm, llvm::SMLoc loc);
+
+/// The resolved ends of `range`, or nullopt when its start lies in no
+/// buffer. An end in another buffer, or before the start, collapses to the
+/// start.
+std::optional<std::pair<SourcePosition, SourcePosition>> resolveRange(const llvm::SourceMgr &sm,
+                                                                      Range range);
 
 /// The text of line `line` (1-based) of `buffer`, without its line break;
 /// "" past the end.

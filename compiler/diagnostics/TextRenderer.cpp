@@ -163,22 +163,54 @@ private:
 //===----------------------------------------------------------------------===//
 
 /// A source line as the terminal shows it: tabs expanded, unprintable or
-/// malformed characters shown as U+FFFD, and the display column of every byte.
+/// malformed characters shown as U+FFFD. A line longer than `longLineBytes`
+/// shows only a window around the part of interest, with `...` on the cut
+/// sides, so a huge one-line file costs no more to render than a short one.
 struct DisplayLine {
   std::string text;
-  std::vector<unsigned> columnOfByte; // one per byte, plus one past the end
+  size_t firstByte = 0;               // line offset of the first byte shown
+  std::vector<unsigned> columnOfByte; // per byte shown, plus one past the end
 
   unsigned width() const { return columnOfByte.back(); }
-  unsigned column(size_t byteOffset) const {
-    return columnOfByte[std::min(byteOffset, columnOfByte.size() - 1)];
+  /// The display column of byte `offset` of the line (clamped to the window).
+  unsigned column(size_t offset) const {
+    if (offset < firstByte)
+      return columnOfByte.front();
+    return columnOfByte[std::min(offset - firstByte, columnOfByte.size() - 1)];
   }
 };
 
-DisplayLine layoutLine(llvm::StringRef line) {
+constexpr size_t longLineBytes = 400;
+constexpr size_t windowContext = 60; // bytes shown either side of the focus
+
+bool isUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+/// Lays out `line`, or for a long line the window around bytes
+/// [focusBegin, focusEnd). `cutBefore`/`cutAfter` say that `line` is itself
+/// a window of a longer line, so that side gets `...` too.
+DisplayLine layoutLine(llvm::StringRef line, size_t focusBegin = 0, size_t focusEnd = 0,
+                       bool cutBefore = false, bool cutAfter = false) {
+  size_t from = 0, to = line.size();
+  if (line.size() > longLineBytes) {
+    focusBegin = std::min(focusBegin, line.size());
+    from = focusBegin > windowContext ? focusBegin - windowContext : 0;
+    to = std::min(
+        {line.size(), std::max(focusBegin, focusEnd) + windowContext, from + longLineBytes});
+    while (from > 0 && isUtf8Continuation(line[from])) // keep characters whole
+      --from;
+    while (to < line.size() && isUtf8Continuation(line[to]))
+      ++to;
+  }
+
   DisplayLine display;
-  display.columnOfByte.reserve(line.size() + 1);
+  display.firstByte = from;
+  display.columnOfByte.reserve(to - from + 1);
   unsigned column = 0;
-  for (size_t pos = 0; pos < line.size();) {
+  if (from > 0 || cutBefore) {
+    display.text = "...";
+    column = 3;
+  }
+  for (size_t pos = from; pos < to;) {
     size_t length = utf8CharLength(line, pos);
     llvm::StringRef character = line.substr(pos, length);
     unsigned width;
@@ -197,6 +229,8 @@ DisplayLine layoutLine(llvm::StringRef line) {
     pos += length;
   }
   display.columnOfByte.push_back(column);
+  if (to < line.size() || cutAfter)
+    display.text += "...";
   return display;
 }
 
@@ -218,7 +252,7 @@ struct PlacedLabel {
 };
 
 struct SnippetLine {
-  llvm::StringRef text;
+  DisplayLine display;
   std::vector<PlacedLabel> labels;
 };
 
@@ -229,22 +263,19 @@ struct Snippet {
   std::map<unsigned, SnippetLine> lines;
 };
 
-/// The resolved ends of `range`, or nullopt when it lies in no buffer. An
-/// end in another buffer, or before the start, collapses to the start.
-std::optional<std::pair<SourcePosition, SourcePosition>> resolveRange(const llvm::SourceMgr &sm,
-                                                                      Range range) {
-  std::optional<SourcePosition> begin = resolvePosition(sm, range.begin);
-  if (!begin)
-    return std::nullopt;
-  std::optional<SourcePosition> end = resolvePosition(sm, range.end);
-  if (!end || end->buffer != begin->buffer || end->offset < begin->offset)
-    end = begin;
-  return std::make_pair(*begin, *end);
-}
-
 /// Groups labels into one snippet per buffer, the primary label's first.
 std::vector<Snippet> planSnippets(llvm::ArrayRef<Label> labels, const llvm::SourceMgr &sm) {
-  std::vector<Snippet> snippets;
+  // A label on a line, in byte offsets within the line.
+  struct LineLabel {
+    size_t begin, end;
+    const Label *label;
+  };
+  struct PendingLine {
+    llvm::StringRef text;
+    std::vector<LineLabel> labels;
+  };
+  std::vector<std::pair<Snippet, std::map<unsigned, PendingLine>>> groups;
+
   std::vector<const Label *> ordered;
   for (const Label &label : labels)
     if (label.primary)
@@ -252,27 +283,41 @@ std::vector<Snippet> planSnippets(llvm::ArrayRef<Label> labels, const llvm::Sour
   for (const Label &label : labels)
     if (!label.primary)
       ordered.push_back(&label);
-
   for (const Label *label : ordered) {
     auto ends = resolveRange(sm, label->range);
     if (!ends)
       continue;
     auto &[begin, end] = *ends;
-    auto snippet =
-        llvm::find_if(snippets, [&](const Snippet &s) { return s.buffer == begin.buffer; });
-    if (snippet == snippets.end()) {
-      snippets.push_back(Snippet{begin.buffer, begin, {}});
-      snippet = std::prev(snippets.end());
+    auto group = llvm::find_if(groups, [&](auto &g) { return g.first.buffer == begin.buffer; });
+    if (group == groups.end()) {
+      groups.emplace_back(Snippet{begin.buffer, begin, {}}, std::map<unsigned, PendingLine>{});
+      group = std::prev(groups.end());
     }
-    SnippetLine &line = snippet->lines[begin.line];
+    PendingLine &line = group->second[begin.line];
     line.text = begin.lineText;
-    DisplayLine display = layoutLine(begin.lineText);
-    unsigned startColumn = display.column(begin.lineOffset);
     // A range over several lines is underlined to the end of its first line.
-    unsigned endColumn = end.line == begin.line ? display.column(end.lineOffset) : display.width();
-    endColumn = std::max(endColumn, startColumn + 1);
-    line.labels.push_back(
-        PlacedLabel{startColumn, endColumn, label->primary, singleLine(label->message)});
+    size_t endByte = end.line == begin.line ? end.lineOffset : begin.lineText.size();
+    line.labels.push_back(LineLabel{begin.lineOffset, endByte, label});
+  }
+
+  std::vector<Snippet> snippets;
+  for (auto &[snippet, pending] : groups) {
+    for (auto &[number, line] : pending) {
+      size_t focusBegin = line.labels.front().begin, focusEnd = 0;
+      for (const LineLabel &l : line.labels) {
+        focusBegin = std::min(focusBegin, l.begin);
+        focusEnd = std::max(focusEnd, l.end);
+      }
+      SnippetLine &shown = snippet.lines[number];
+      shown.display = layoutLine(line.text, focusBegin, focusEnd);
+      for (const LineLabel &l : line.labels) {
+        unsigned startColumn = shown.display.column(l.begin);
+        unsigned endColumn = std::max(shown.display.column(l.end), startColumn + 1);
+        shown.labels.push_back(
+            PlacedLabel{startColumn, endColumn, l.label->primary, singleLine(l.label->message)});
+      }
+    }
+    snippets.push_back(std::move(snippet));
   }
   return snippets;
 }
@@ -287,7 +332,8 @@ struct Patch {
   unsigned buffer = 0;
   SourcePosition anchor;
   unsigned firstLine = 0;
-  std::string before, after; // the touched lines, before and after the edits
+  std::string before, after;                // the touched lines, before and after the edits
+  bool cutBefore = false, cutAfter = false; // a long line was cut to a window
   struct Marker {
     size_t begin, end; // byte offsets into `after` (Insertion) or `before` (Deletion)
     bool replaces;     // `~` rather than `+`
@@ -329,41 +375,60 @@ std::vector<Patch> planPatches(const Suggestion &suggestion, const llvm::SourceM
     llvm::stable_sort(edits, [](const Resolved &a, const Resolved &b) {
       return a.begin.offset < b.begin.offset;
     });
-    llvm::StringRef text = sm.getMemoryBuffer(edits.front().begin.buffer)->getBuffer();
-    size_t regionStart = edits.front().begin.offset - edits.front().begin.lineOffset;
-    // Edits sorted by start; `covered` is the end of the edits kept so far.
-    size_t covered = regionStart;
-    Patch patch;
-    patch.buffer = edits.front().begin.buffer;
-    patch.anchor = edits.front().begin;
-    patch.firstLine = edits.front().begin.line;
-    bool deletes = false, inserts = false;
-    std::vector<Patch::Marker> deletions;
+    // Keep the edits that change something and do not overlap an earlier
+    // one (those cannot be applied together).
+    std::vector<const Resolved *> kept;
+    size_t covered = 0;
     for (const Resolved &r : edits) {
-      if (r.begin.offset < covered)
-        continue; // overlaps an earlier edit: not applicable together
-      patch.after += text.slice(covered, r.begin.offset);
-      size_t removed = r.end.offset - r.begin.offset;
-      const std::string &replacement = r.edit->replacement;
-      if (replacement.empty() && removed == 0)
+      bool noOp = r.edit->replacement.empty() && r.end.offset == r.begin.offset;
+      if (noOp || (!kept.empty() && r.begin.offset < covered))
         continue;
-      if (replacement.empty()) {
-        deletes = true;
-        deletions.push_back({r.begin.offset - regionStart, r.end.offset - regionStart, false});
-      } else {
-        inserts = true;
-        patch.markers.push_back(
-            {patch.after.size(), patch.after.size() + replacement.size(), removed != 0});
-      }
-      patch.after += replacement;
+      kept.push_back(&r);
       covered = r.end.offset;
     }
-    if (!deletes && !inserts)
+    if (kept.empty())
       continue;
-    size_t regionEnd = text.find('\n', covered);
-    if (regionEnd == llvm::StringRef::npos)
-      regionEnd = text.size();
-    patch.after += text.slice(covered, regionEnd);
+
+    const SourcePosition &first = kept.front()->begin;
+    llvm::StringRef text = sm.getMemoryBuffer(first.buffer)->getBuffer();
+    Patch patch;
+    patch.buffer = first.buffer;
+    patch.anchor = first;
+    patch.firstLine = first.line;
+    // The touched lines; of a long line, only a window around the edits.
+    size_t regionStart = first.offset - first.lineOffset;
+    size_t regionEnd = std::min(text.find('\n', covered), text.size());
+    if (first.offset - regionStart > longLineBytes) {
+      regionStart = first.offset - windowContext;
+      while (isUtf8Continuation(text[regionStart]))
+        --regionStart;
+      patch.cutBefore = true;
+    }
+    if (regionEnd - covered > longLineBytes) {
+      regionEnd = covered + windowContext;
+      while (regionEnd < text.size() && isUtf8Continuation(text[regionEnd]))
+        ++regionEnd;
+      patch.cutAfter = true;
+    }
+
+    bool deletes = false, inserts = false;
+    std::vector<Patch::Marker> deletions;
+    size_t copied = regionStart;
+    for (const Resolved *r : kept) {
+      const std::string &replacement = r->edit->replacement;
+      patch.after += text.slice(copied, r->begin.offset);
+      if (replacement.empty()) {
+        deletes = true;
+        deletions.push_back({r->begin.offset - regionStart, r->end.offset - regionStart, false});
+      } else {
+        inserts = true;
+        patch.markers.push_back({patch.after.size(), patch.after.size() + replacement.size(),
+                                 r->end.offset != r->begin.offset});
+      }
+      patch.after += replacement;
+      copied = r->end.offset;
+    }
+    patch.after += text.slice(copied, regionEnd);
     patch.before = text.slice(regionStart, regionEnd).str();
     if (deletes && inserts) {
       patch.kind = Patch::Mixed;
@@ -378,10 +443,10 @@ std::vector<Patch> planPatches(const Suggestion &suggestion, const llvm::SourceM
 }
 
 unsigned maxLine(const Patch &patch) {
-  size_t lines = splitLines(patch.after).size();
+  size_t lines = llvm::StringRef(patch.after).count('\n');
   if (patch.kind != Patch::Insertion)
-    lines = std::max(lines, splitLines(patch.before).size());
-  return patch.firstLine + unsigned(lines) - 1;
+    lines = std::max(lines, llvm::StringRef(patch.before).count('\n'));
+  return patch.firstLine + unsigned(lines);
 }
 
 //===----------------------------------------------------------------------===//
@@ -481,14 +546,13 @@ private:
   }
 
   /// `N | text` with `mark` in place of `|` (`-`/`+` in diffs).
-  void sourceRow(unsigned line, llvm::StringRef text, llvm::StringRef mark = "|",
+  void sourceRow(unsigned line, const DisplayLine &display, llvm::StringRef mark = "|",
                  Style markStyle = Style::LineNumber) {
     std::string number = std::to_string(line);
     out_.spaces(gutter_ - unsigned(number.size())).write(number, Style::LineNumber).write(" ");
     out_.write(mark, markStyle);
-    std::string shown = layoutLine(text).text;
-    if (!shown.empty())
-      out_.write(" ").write(shown);
+    if (!display.text.empty())
+      out_.write(" ").write(display.text);
     out_.newline();
   }
 
@@ -521,10 +585,10 @@ private:
           out_.write("...", Style::LineNumber).newline();
         } else {
           for (unsigned gap = previous + 1; gap < line; ++gap)
-            sourceRow(gap, lineOfBuffer(sm_, snippet.buffer, gap));
+            sourceRow(gap, layoutLine(lineOfBuffer(sm_, snippet.buffer, gap)));
         }
       }
-      sourceRow(line, content.text);
+      sourceRow(line, content.display);
       renderLabels(content.labels, primaryStyle);
       previous = line;
     }
@@ -575,6 +639,13 @@ private:
     }
   }
 
+  /// Lays out line `i` of a patch's `lines`, marking where a long line was cut.
+  static DisplayLine layoutPatchLine(const Patch &patch, const std::vector<std::string> &lines,
+                                     size_t i, size_t focusBegin = 0, size_t focusEnd = 0) {
+    return layoutLine(lines[i], focusBegin, focusEnd, patch.cutBefore && i == 0,
+                      patch.cutAfter && i + 1 == lines.size());
+  }
+
   void renderPatch(const Patch &patch) {
     if (patch.buffer != mainBuffer_)
       location("-->", patch.anchor);
@@ -583,33 +654,47 @@ private:
     std::vector<std::string> after = splitLines(patch.after);
     if (patch.kind == Patch::Mixed) {
       for (size_t i = 0; i < before.size(); ++i)
-        sourceRow(patch.firstLine + unsigned(i), before[i], "-", Style::Removal);
+        sourceRow(patch.firstLine + unsigned(i), layoutPatchLine(patch, before, i), "-",
+                  Style::Removal);
       for (size_t i = 0; i < after.size(); ++i)
-        sourceRow(patch.firstLine + unsigned(i), after[i], "+", Style::Addition);
+        sourceRow(patch.firstLine + unsigned(i), layoutPatchLine(patch, after, i), "+",
+                  Style::Addition);
       return;
     }
     bool deletion = patch.kind == Patch::Deletion;
     const std::vector<std::string> &shown = deletion ? before : after;
     llvm::StringRef shownText = deletion ? patch.before : patch.after;
+    std::vector<DisplayLine> displays;
     std::vector<StyledRow> rows(shown.size());
     std::optional<size_t> lastMarkedRow;
     unsigned lastMarkedEnd = 0;
     size_t lineStart = 0; // byte offset of shown[i] in shownText
     for (size_t i = 0; i < shown.size(); ++i) {
-      DisplayLine display = layoutLine(shown[i]);
+      // The parts of markers on this line, in line offsets.
+      struct Span {
+        size_t from, to;
+        bool replaces;
+      };
+      std::vector<Span> spans;
       size_t lineEnd = lineStart + shown[i].size();
       for (const Patch::Marker &m : patch.markers) {
         size_t from = std::max(m.begin, lineStart), to = std::min(m.end, lineEnd);
-        if (from >= to)
-          continue;
-        char glyph = deletion ? '-' : m.replaces ? '~' : '+';
-        Style style = deletion ? Style::Removal : m.replaces ? Style::Replacement : Style::Addition;
-        unsigned toColumn = display.column(to - lineStart);
-        rows[i].fill(display.column(from - lineStart), toColumn, glyph, style);
-        if (lastMarkedRow != i)
-          lastMarkedEnd = 0;
+        if (from < to)
+          spans.push_back(Span{from - lineStart, to - lineStart, m.replaces});
+      }
+      displays.push_back(
+          spans.empty() ? layoutPatchLine(patch, shown, i)
+                        : layoutPatchLine(patch, shown, i, spans.front().from, spans.back().to));
+      const DisplayLine &display = displays.back();
+      for (const Span &span : spans) {
+        char glyph = deletion ? '-' : span.replaces ? '~' : '+';
+        Style style = deletion        ? Style::Removal
+                      : span.replaces ? Style::Replacement
+                                      : Style::Addition;
+        unsigned toColumn = display.column(span.to);
+        rows[i].fill(display.column(span.from), toColumn, glyph, style);
         lastMarkedRow = i;
-        lastMarkedEnd = std::max(lastMarkedEnd, toColumn);
+        lastMarkedEnd = toColumn; // spans are in order: the last one ends rightmost
       }
       // splitLines dropped the "\r" of a "\r\n"; skip it and the "\n".
       lineStart = lineEnd + (shownText.substr(lineEnd).starts_with("\r\n") ? 2 : 1);
@@ -617,7 +702,7 @@ private:
     if (deletion && lastMarkedRow)
       rows[*lastMarkedRow].put(lastMarkedEnd + 1, "remove this", Style::Removal);
     for (size_t i = 0; i < shown.size(); ++i) {
-      sourceRow(patch.firstLine + unsigned(i), shown[i]);
+      sourceRow(patch.firstLine + unsigned(i), displays[i]);
       if (!rows[i].empty())
         annotationRow(rows[i]);
     }

@@ -405,6 +405,52 @@ TEST_F(TextRendererTest, MalformedInputNeverBreaksRendering) {
                                              "\n");
 }
 
+TEST_F(TextRendererTest, NoOpAndOverlappingEditsAreSkipped) {
+  load("return a + b\n");
+  DiagnosticEngine engine(sm);
+  engine.report(DiagId::UnknownName, find("b"), "b")
+      .help("rename", {{find("a").after(), ""},  // no-op
+                       {find("a + b"), "c + d"}, // kept
+                       {find("b"), "e"}});       // overlaps the previous edit
+  std::string text = render(engine.diagnostics()[0]);
+  EXPECT_NE(text.find("1 | return c + d\n"
+                      "  |        ~~~~~\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(TextRendererTest, LongLinesShowAWindowAroundTheLabels) {
+  // 60 bytes of context either side of the label: " + 中" is 6 of them.
+  std::string padding(5000, 'x');
+  load("let v = " + padding + " + 中bad + " + padding + "\n");
+  DiagnosticEngine engine(sm);
+  engine.report(DiagId::UnknownName, find("bad"), "bad")
+      .primary("unknown")
+      .help("rename", {{find("bad"), "ok"}});
+  std::string before = "..." + std::string(54, 'x') + " + 中";
+  std::string after = " + " + std::string(57, 'x') + "...";
+  std::string indent(3 + 54 + 3 + 2, ' '); // "中" is two columns wide
+  EXPECT_EQ(render(engine.diagnostics()[0]), "error[E0101]: cannot find `bad` in this scope\n"
+                                             " --> net.mdl:1:5013\n"
+                                             "  |\n"
+                                             "1 | " +
+                                                 before + "bad" + after +
+                                                 "\n"
+                                                 "  | " +
+                                                 indent +
+                                                 "^^^ unknown\n"
+                                                 "  |\n"
+                                                 "help: rename\n"
+                                                 "  |\n"
+                                                 "1 | " +
+                                                 before + "ok" + after +
+                                                 "\n"
+                                                 "  | " +
+                                                 indent +
+                                                 "~~\n"
+                                                 "\n");
+}
+
 TEST(TextSummaryTest, Wording) {
   auto summary = [](unsigned errors, unsigned warnings) {
     std::string text;
