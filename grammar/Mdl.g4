@@ -28,8 +28,8 @@ type       : tensorType | scalarType ;
 tensorType : dtype '[' (dim (',' dim)*)? ']' ('@' device)? ;
 scalarType : INT_T | FLOAT_T | BOOL ;
 dtype      : F16 | BF16 | F32 | F64 | I32 | I64 | BOOL ;
-dim        : dimTerm (('+' | '-') dimTerm)*  ;
-dimTerm    : dimAtom (('*' | '/') dimAtom)* ;
+// Like expressions, a flat list; the AST builder applies precedence.
+dim        : dimAtom (('+' | '-' | '*' | '/') dimAtom)* ;
 dimAtom    : INT_LIT | IDENT | ELLIPSIS | '(' dim ')' ;
 device     : CPU | CUDA ':' INT_LIT | IDENT ;
 
@@ -44,22 +44,16 @@ stmt
   ;
 
 // --------------------------------------------------------- expressions ---
-// Lowest to highest precedence. '@' is matrix product and, when its right
+// Binary operators are one flat list; the AST builder applies precedence
+// (lowest to highest: `or`; `and`; comparisons, non-associative; `+ -`;
+// `* / % @`). Prefix `-`/`not` bind looser than `**`, which is
+// right-associative: `-a ** -b ** c` is `-(a ** -(b ** c))`. Keeping these
+// flat makes a name one rule deep instead of ten, and lets long operator
+// chains parse without recursion. '@' is matrix product and, when its right
 // operand is a device, placement of a created tensor (sema decides).
-expr       : orExpr ;
-orExpr     : andExpr (OR andExpr)* ;
-andExpr    : cmpExpr (AND cmpExpr)* ;
-cmpExpr    : addExpr (cmpOp addExpr)? ;
-cmpOp      : '==' | '!=' | '<' | '<=' | '>' | '>=' ;
-addExpr    : mulExpr (('+' | '-') mulExpr)* ;
-mulExpr    : unaryExpr (('*' | '/' | '%' | '@') unaryExpr)* ;
-// Prefix operators and `**` chains are flat lists (folded by the AST
-// builder: `-a ** -b ** c` is `-(a ** -(b ** c))`), so long chains never
-// recurse in the parser.
-unaryExpr  : prefixOp* powExpr ;
-prefixOp   : '-' | NOT ;
-powExpr    : postfixExpr ('**' prefixOp* postfixExpr)* ;
-postfixExpr: primary postfix* ;
+// Operators are written inline (not as rules) so each costs one token node.
+expr       : operand ((OR | AND | '==' | '!=' | '<' | '<=' | '>' | '>=' | '+' | '-' | '*' | '/' | '%' | '@') operand)* ;
+operand    : ('-' | NOT)* primary postfix* ('**' ('-' | NOT)* primary postfix*)* ;
 postfix
   : '(' args? ')'                                   # callPostfix
   | '.' IDENT                                       # memberPostfix

@@ -421,7 +421,10 @@ private:
     }
     case Expr::Kind::Instantiate: {
       const auto &inst = llvm::cast<InstantiateExpr>(expr);
-      line() << "Instantiate " << inst.model.name << '<';
+      line() << "Instantiate ";
+      if (inst.module)
+        os_ << inst.module->name << '.';
+      os_ << inst.model.name << '<';
       llvm::interleaveComma(inst.devices, os_,
                             [&](const DeviceExpr &device) { printDevice(device); });
       os_ << '>';

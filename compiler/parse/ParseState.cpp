@@ -1,0 +1,28 @@
+//===- ParseState.cpp - Error bookkeeping of one parse --------------------===//
+#include "parse/ParseState.h"
+
+#include "parse/Parser.h"
+
+using namespace modelc::parse;
+
+bool ParseState::admitError(size_t offset, size_t line) {
+  if (errors_ >= kMaxSyntaxErrors || lexicalErrorLines_.contains(line))
+    return false;
+  if (anySyntaxError_ && (line == lastLine_ || offset <= lastOffset_))
+    return false;
+  anySyntaxError_ = true;
+  lastOffset_ = offset;
+  lastLine_ = line;
+  ++errors_;
+  return true;
+}
+
+bool ParseState::admitLexicalError(size_t firstLine, size_t lastLine) {
+  for (size_t line = firstLine; line <= lastLine && line < firstLine + 2; ++line)
+    lexicalErrorLines_.insert(line);
+  lexicalErrorLines_.insert(lastLine);
+  if (errors_ >= kMaxSyntaxErrors)
+    return false;
+  ++errors_;
+  return true;
+}

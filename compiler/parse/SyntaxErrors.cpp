@@ -1,0 +1,214 @@
+//===- SyntaxErrors.cpp - ANTLR errors as modelc diagnostics --------------===//
+#include "parse/SyntaxErrors.h"
+
+#include "MdlLexer.h"
+#include "Parser.h"
+#include "Vocabulary.h"
+#include "misc/IntervalSet.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace modelc;
+using namespace modelc::parse;
+using modelc::grammar::MdlLexer;
+
+namespace {
+
+/// The spelling of a literal token ("(" for `'('`), or "" for token kinds
+/// without a fixed spelling (identifiers, literals).
+std::string literalSpelling(size_t type, const antlr4::dfa::Vocabulary &vocab) {
+  std::string name = vocab.getLiteralName(type);
+  if (name.size() >= 2 && name.front() == '\'' && name.back() == '\'')
+    return name.substr(1, name.size() - 2);
+  return {};
+}
+
+bool isKeywordSpelling(llvm::StringRef spelling) {
+  return !spelling.empty() && llvm::isAlpha(spelling.front());
+}
+
+/// A short, single-line excerpt of token text for messages.
+std::string excerpt(llvm::StringRef text) {
+  text = text.take_until([](char c) { return c == '\n' || c == '\r'; });
+  if (text.size() > 24)
+    return (text.take_front(24) + "...").str();
+  return text.str();
+}
+
+/// How an expected token kind reads in "expected ...".
+std::string describeKind(size_t type, const antlr4::dfa::Vocabulary &vocab) {
+  switch (type) {
+  case antlr4::Token::EOF:
+    return "end of file";
+  case MdlLexer::IDENT:
+    return "identifier";
+  case MdlLexer::INT_LIT:
+    return "integer literal";
+  case MdlLexer::FLOAT_LIT:
+    return "float literal";
+  case MdlLexer::STRING_LIT:
+  case MdlLexer::UNTERMINATED_STRING:
+    return "string literal";
+  default:
+    break;
+  }
+  std::string spelling = literalSpelling(type, vocab);
+  if (spelling.empty())
+    return vocab.getDisplayName(type);
+  return "`" + spelling + "`";
+}
+
+/// Reads an expected-token set as a short phrase, folding the large sets
+/// ANTLR computes into what a person would say ("expression", "type").
+class ExpectedSet {
+public:
+  ExpectedSet(const std::vector<ssize_t> &types, const antlr4::dfa::Vocabulary &vocab)
+      : vocab_(vocab) {
+    for (ssize_t type : types)
+      types_.push_back(type == -1 ? antlr4::Token::EOF : size_t(type));
+    fold();
+  }
+
+  /// "`)`", "`)` or `,`", "one of `)`, `,` or `@`".
+  std::string phrase() const {
+    if (items_.empty())
+      return "something else";
+    if (items_.size() == 1)
+      return items_.front();
+    std::string head = llvm::join(llvm::ArrayRef(items_).drop_back(), ", ");
+    return (items_.size() > 2 ? "one of " : "") + head + " or " + items_.back();
+  }
+  size_t size() const { return items_.size(); }
+  /// The single punctuation token expected, if that is all that fits.
+  std::string onlyPunctuation() const {
+    if (types_.size() != 1 || !categories_.empty())
+      return {};
+    std::string spelling = literalSpelling(types_.front(), vocab_);
+    return isKeywordSpelling(spelling) ? std::string() : spelling;
+  }
+
+private:
+  bool has(size_t type) const { return llvm::is_contained(types_, type); }
+  size_t punct(llvm::StringRef spelling) const {
+    for (size_t type = 1; type <= vocab_.getMaxTokenType(); ++type)
+      if (literalSpelling(type, vocab_) == spelling)
+        return type;
+    return 0;
+  }
+  /// Replaces `members` by `category` when `trigger` are all present.
+  void collapse(std::initializer_list<size_t> trigger, llvm::ArrayRef<size_t> members,
+                llvm::StringRef category) {
+    if (!llvm::all_of(trigger, [&](size_t type) { return has(type); }))
+      return;
+    llvm::erase_if(types_, [&](size_t type) { return llvm::is_contained(members, type); });
+    categories_.push_back(category.str());
+  }
+
+  void fold() {
+    using L = MdlLexer;
+    size_t lparen = punct("("), lbracket = punct("["), minus = punct("-");
+    llvm::SmallVector<size_t> exprStart = {
+        L::IDENT, L::INT_LIT, L::FLOAT_LIT, L::STRING_LIT, L::UNTERMINATED_STRING,
+        L::TRUE,  L::FALSE,   L::CPU,       L::CUDA,       L::F16,
+        L::BF16,  L::F32,     L::F64,       L::I32,        L::I64,
+        L::BOOL,  L::NOT,     lparen,       lbracket,      minus};
+    llvm::SmallVector<size_t> operators = {L::AND, L::OR};
+    for (llvm::StringRef op :
+         {".", "(", "[", "**", "*", "/", "%", "@", "+", "-", "==", "!=", "<", "<=", ">", ">="})
+      operators.push_back(punct(op));
+    // After a complete operand ANTLR expects every operator; say so once.
+    collapse({punct("+"), punct("*"), L::AND}, operators, "operator");
+    collapse({L::INT_LIT, L::FLOAT_LIT, L::NOT}, exprStart, "expression");
+    collapse({L::F32, L::INT_T},
+             {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL, L::INT_T, L::FLOAT_T},
+             "type");
+    collapse({L::F32, L::I64}, {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL}, "dtype");
+    collapse({L::CPU, L::CUDA, L::IDENT}, {L::CPU, L::CUDA, L::IDENT}, "device");
+    collapse({L::INT_LIT, L::ELLIPSIS}, {L::INT_LIT, L::IDENT, L::ELLIPSIS, lparen}, "dimension");
+    // Categories read first, in the order above; operators last.
+    bool hasOperator = !categories_.empty() && categories_.front() == "operator";
+    for (size_t i = hasOperator ? 1 : 0; i < categories_.size(); ++i)
+      items_.push_back(categories_[i]);
+    for (size_t type : types_)
+      items_.push_back(describeKind(type, vocab_));
+    if (hasOperator)
+      items_.push_back("operator");
+  }
+
+  const antlr4::dfa::Vocabulary &vocab_;
+  std::vector<size_t> types_;
+  std::vector<std::string> categories_;
+  std::vector<std::string> items_;
+};
+
+} // namespace
+
+std::string parse::describeToken(const antlr4::Token &token, const antlr4::dfa::Vocabulary &vocab) {
+  size_t type = token.getType();
+  switch (type) {
+  case antlr4::Token::EOF:
+    return "end of file";
+  case MdlLexer::IDENT:
+    return "identifier `" + token.getText() + "`";
+  case MdlLexer::INT_LIT:
+    return "integer literal `" + excerpt(token.getText()) + "`";
+  case MdlLexer::FLOAT_LIT:
+    return "float literal `" + excerpt(token.getText()) + "`";
+  case MdlLexer::STRING_LIT:
+  case MdlLexer::UNTERMINATED_STRING:
+    return "string literal";
+  default:
+    break;
+  }
+  std::string spelling = literalSpelling(type, vocab);
+  if (isKeywordSpelling(spelling))
+    return "keyword `" + spelling + "`";
+  if (!spelling.empty())
+    return "`" + spelling + "`";
+  return "`" + excerpt(token.getText()) + "`";
+}
+
+void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
+                                      antlr4::Token *offendingSymbol, size_t line,
+                                      size_t /*charPositionInLine*/, const std::string & /*msg*/,
+                                      std::exception_ptr /*e*/) {
+  auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
+  if (!parser || !offendingSymbol) {
+    // The lexer has a catch-all rule and never fails; if it ever does, say
+    // something rather than nothing.
+    auto *lexer = dynamic_cast<antlr4::Lexer *>(recognizer);
+    size_t offset = lexer ? state_.stream.byteOffset(lexer->tokenStartCharIndex) : 0;
+    if (state_.admitError(offset, line))
+      state_.diags.report(DiagId::InvalidCharacter, state_.bytes(offset, offset + 1), "here");
+    return;
+  }
+
+  Range at = state_.range(offendingSymbol);
+  if (!state_.admitError(state_.offsetOf(at.begin), line))
+    return;
+
+  const antlr4::dfa::Vocabulary &vocab = parser->getVocabulary();
+  std::vector<ssize_t> expectedTypes;
+  try {
+    expectedTypes = parser->getExpectedTokens().toList();
+  } catch (...) {
+    // An inconsistent parser state has no expected set; describe nothing.
+  }
+  ExpectedSet expected(expectedTypes, vocab);
+  std::string found = describeToken(*offendingSymbol, vocab);
+
+  auto builder = state_.diags.report(DiagId::UnexpectedToken, at, expected.phrase(), found);
+  builder.primary(expected.size() <= 3 ? "expected " + expected.phrase()
+                                       : std::string("unexpected token"));
+  if (offendingSymbol->getType() == antlr4::Token::EOF && !state_.unclosedBrackets.empty()) {
+    size_t open = state_.unclosedBrackets.back();
+    builder.label(state_.bytes(open, open + 1), "unclosed delimiter");
+  }
+  std::string insert = expected.onlyPunctuation();
+  antlr4::Token *previous = parser->getTokenStream()->LT(-1);
+  if (!insert.empty() && previous && previous->getType() != antlr4::Token::EOF)
+    builder.help("insert `" + insert + "`", {{state_.range(previous).after(), insert}},
+                 Applicability::MaybeIncorrect);
+}
