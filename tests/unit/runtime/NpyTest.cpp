@@ -38,23 +38,6 @@ std::string floatBytes(std::initializer_list<float> values) {
   return std::string(reinterpret_cast<const char *>(values.begin()), values.size() * sizeof(float));
 }
 
-/// A tensor of `dtype` and `shape` whose elements are small distinct values.
-Tensor sampleTensor(DType dtype, llvm::ArrayRef<int64_t> shape) {
-  Tensor tensor = Tensor::zeros(dtype, shape);
-  Shape index(shape.size(), 0);
-  for (int64_t n = 0; n < tensor.numel(); ++n) {
-    double value =
-        dtype == DType::Bool ? n % 3 == 0 : (n % 7) - 3 + (isFloatingPoint(dtype) ? 0.5 : 0);
-    tensor.setFromDouble(index, value);
-    for (size_t d = shape.size(); d > 0; --d) {
-      if (++index[d - 1] < shape[d - 1])
-        break;
-      index[d - 1] = 0;
-    }
-  }
-  return tensor;
-}
-
 void expectSameElements(const Tensor &actual, const Tensor &expected) {
   ASSERT_EQ(actual.str(), expected.str());
   ASSERT_EQ(actual.nbytes(), expected.nbytes());

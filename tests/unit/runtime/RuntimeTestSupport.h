@@ -7,6 +7,8 @@
 #ifndef MODELC_TESTS_UNIT_RUNTIME_RUNTIMETESTSUPPORT_H
 #define MODELC_TESTS_UNIT_RUNTIME_RUNTIMETESTSUPPORT_H
 
+#include "runtime/Tensor.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -70,6 +72,18 @@ inline std::string failureText(llvm::Error err) {
   if (!err)
     return "<success>";
   return llvm::toString(std::move(err));
+}
+
+/// A new row-major tensor whose elements are distinct small values: element
+/// n holds n - 2.5 (floating point), n (integers) or n % 2 (bool).
+inline Tensor sampleTensor(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Tensor tensor = Tensor::zeros(dtype, shape);
+  // Address element n through a flat view of the same storage.
+  Tensor flat = Tensor::borrowMutable(dtype, {tensor.numel()}, tensor.mutableData());
+  for (int64_t n = 0; n < tensor.numel(); ++n)
+    flat.setFromDouble({n}, dtype == DType::Bool ? double(n % 2)
+                                                 : double(n) - 2.5 * isFloatingPoint(dtype));
+  return tensor;
 }
 
 /// `../shared/ref` beside the source tree, or "" when it is absent.

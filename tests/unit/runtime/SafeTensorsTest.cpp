@@ -34,17 +34,6 @@ llvm::Expected<SafeTensorsFile> parseBytes(llvm::StringRef bytes,
   return SafeTensorsFile::fromBuffer(llvm::MemoryBuffer::getMemBufferCopy(bytes, name));
 }
 
-/// Small distinct values of `dtype`; bools alternate.
-Tensor sampleTensor(DType dtype, llvm::ArrayRef<int64_t> shape) {
-  Tensor tensor = Tensor::zeros(dtype, shape);
-  for (int64_t n = 0; n < tensor.numel(); ++n) {
-    double value = dtype == DType::Bool ? n % 2 : double(n) - 2.5 * isFloatingPoint(dtype);
-    // Index the flat position of a row-major tensor through a 1-D view.
-    Tensor::borrowMutable(dtype, {tensor.numel()}, tensor.mutableData()).setFromDouble({n}, value);
-  }
-  return tensor;
-}
-
 bool sameBytes(const Tensor &a, const Tensor &b) {
   return a.str() == b.str() && a.nbytes() == b.nbytes() &&
          std::memcmp(a.contiguous().data(), b.contiguous().data(), a.nbytes()) == 0;
