@@ -3,7 +3,7 @@
 // A launch runs on worker threads that take blocks from a shared counter and
 // hand each to the module's modelc_emu_run_block with host-owned fiber
 // stacks. A worker arms a sigsetjmp point before running blocks; the
-// SIGSEGV/SIGBUS/SIGFPE handler (on an alternate signal stack, so a fiber's
+// SIGSEGV/SIGBUS/SIGFPE/SIGILL handler (on an alternate signal stack, so a fiber's
 // stack overflow can be reported too) records the faulting address and jumps
 // back there. The fault is classified afterwards, outside the handler,
 // against the allocation table, which no one can change while a launch holds
@@ -40,6 +40,7 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 #include <pthread.h>
@@ -63,8 +64,9 @@ struct WorkerFault {
 
 thread_local WorkerFault *activeFault = nullptr;
 
-struct sigaction previousActions[3];
-constexpr int CaughtSignals[3] = {SIGSEGV, SIGBUS, SIGFPE};
+constexpr int CaughtSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr unsigned CaughtCount = std::size(CaughtSignals);
+struct sigaction previousActions[CaughtCount];
 
 /// Interrupts a worker whose launch timed out; a real-time signal, so it
 /// collides with no signal a program conventionally uses.
@@ -81,7 +83,7 @@ void onWatchdog(int signal) {
 
 /// Hands a fault that is not ours to the handler installed before us.
 void forwardFault(int signal, siginfo_t *info, void *context) {
-  for (unsigned i = 0; i < 3; ++i) {
+  for (unsigned i = 0; i < CaughtCount; ++i) {
     if (CaughtSignals[i] != signal)
       continue;
     const struct sigaction &previous = previousActions[i];
@@ -107,7 +109,7 @@ void onFault(int signal, siginfo_t *info, void *context) {
   fault->address = reinterpret_cast<uintptr_t>(info->si_addr);
   fault->signal = signal;
 #if defined(__x86_64__) && defined(REG_ERR)
-  if (signal != SIGFPE)
+  if (signal == SIGSEGV || signal == SIGBUS)
     fault->access = (static_cast<ucontext_t *>(context)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
 #else
   (void)context;
@@ -123,7 +125,7 @@ void installFaultHandlers() {
     action.sa_sigaction = onFault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
-    for (unsigned i = 0; i < 3; ++i)
+    for (unsigned i = 0; i < CaughtCount; ++i)
       sigaction(CaughtSignals[i], &action, &previousActions[i]);
     struct sigaction watchdog;
     std::memset(&watchdog, 0, sizeof(watchdog));
@@ -269,6 +271,12 @@ LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &sta
   std::string who = llvm::formatv("kernel '{0}' on cuda:{1}", kernel, device).str();
   if (fault.signal == watchdogSignal())
     return {CudaErrorKind::Timeout, ""}; // The launcher words this one.
+  if (fault.signal == SIGILL)
+    return {CudaErrorKind::KernelFault,
+            who +
+                " trapped (__trap(), or undefined behaviour the host compiler turned into a "
+                "trap)" +
+                where.str()};
   if (fault.signal == SIGFPE)
     return {CudaErrorKind::KernelFault,
             who + " raised an arithmetic fault (integer division by zero?)" + where.str()};

@@ -515,6 +515,8 @@ static inline void __syncthreads() {
 static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   modelc_emu::warpCollective(modelc_emu::WarpOp::Sync, mask, 0, 0);
 }
+/// Aborts the kernel; the launch fails with a KernelFault.
+[[noreturn]] static inline void __trap() { __builtin_trap(); }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline unsigned __activemask() {

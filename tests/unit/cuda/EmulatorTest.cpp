@@ -273,11 +273,12 @@ TEST_F(EmulatorTest, AccessToAnotherDevicesMemoryIsCaughtWhenItHappens) {
   EXPECT_EQ(outOnOne.download<float>(n), onOne.download<float>(n));
 }
 
-TEST_F(EmulatorTest, NullPointerDivisionByZeroAndStackOverflowAreReported) {
+TEST_F(EmulatorTest, NullPointerDivisionByZeroTrapAndStackOverflowAreReported) {
   DeviceBuffer out(emulator(), 0, 64 * sizeof(int));
-  void *nullArgs[] = {&out.pointer};
+  void *nowhere = nullptr;
+  void *nullArgs[] = {&nowhere};
   Failure null =
-      failureOf(emulator().launch(0, kernel("faults.cu", "write_null"), {1}, {32}, nullArgs));
+      failureOf(emulator().launch(0, kernel("faults.cu", "write_through"), {1}, {32}, nullArgs));
   EXPECT_EQ(null.kind, CudaErrorKind::KernelFault) << null.text;
   EXPECT_NE(null.text.find("wrote through a null pointer"), std::string::npos) << null.text;
 
@@ -288,6 +289,13 @@ TEST_F(EmulatorTest, NullPointerDivisionByZeroAndStackOverflowAreReported) {
       failureOf(emulator().launch(0, kernel("faults.cu", "divide"), {1}, {32}, divideArgs));
   EXPECT_EQ(divide.kind, CudaErrorKind::KernelFault) << divide.text;
   EXPECT_NE(divide.text.find("arithmetic fault"), std::string::npos) << divide.text;
+
+  DeviceBuffer negative = DeviceBuffer::upload(emulator(), 0, std::vector<int>(32, -1));
+  void *trapArgs[] = {&negative.pointer};
+  Failure trap =
+      failureOf(emulator().launch(0, kernel("faults.cu", "trap_when"), {1}, {32}, trapArgs));
+  EXPECT_EQ(trap.kind, CudaErrorKind::KernelFault) << trap.text;
+  EXPECT_NE(trap.text.find("kernel 'trap_when' on cuda:0 trapped"), std::string::npos) << trap.text;
 
   int depth = 100000;
   void *deepArgs[] = {&out.pointer, &depth};

@@ -50,10 +50,13 @@ extern "C" __global__ void gather_indirect(const unsigned long long *table, floa
     out[i] = source[i];
 }
 
-// Writes through a null pointer.
-extern "C" __global__ void write_null(float *out) {
-  float *nowhere = out ? (float *)0 : out;
-  nowhere[threadIdx.x] = 1.0f;
+// Writes through `out`, which the caller passes as a null pointer.
+extern "C" __global__ void write_through(float *out) { out[threadIdx.x] = 1.0f; }
+
+// Aborts the kernel, as a failed device-side check would.
+extern "C" __global__ void trap_when(const int *in) {
+  if (in[threadIdx.x] < 0)
+    __trap();
 }
 
 // Integer division by the `zero` argument.
