@@ -116,8 +116,17 @@ void DiagnosticEngine::sortByLocation() {
     const char *start = sourceMgr_.getMemoryBuffer(buffer)->getBufferStart();
     return {buffer, size_t(loc.getPointer() - start)};
   };
-  llvm::stable_sort(diags_,
-                    [&](const Diagnostic &a, const Diagnostic &b) { return key(a) < key(b); });
+  // (key, report order) sorted, then applied: stable without std::stable_sort,
+  // whose libstdc++ implementation warns under clang in C++20.
+  std::vector<std::pair<std::pair<unsigned, size_t>, size_t>> order;
+  for (size_t i = 0; i < diags_.size(); ++i)
+    order.push_back({key(diags_[i]), i});
+  llvm::sort(order);
+  std::vector<Diagnostic> sorted;
+  sorted.reserve(diags_.size());
+  for (auto &entry : order)
+    sorted.push_back(std::move(diags_[entry.second]));
+  diags_ = std::move(sorted);
 }
 
 void DiagnosticEngine::clear() {

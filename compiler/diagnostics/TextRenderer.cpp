@@ -249,6 +249,7 @@ struct PlacedLabel {
   unsigned startColumn, endColumn; // display columns, half-open, non-empty
   bool primary;
   std::string message;
+  unsigned order; // position among the line's labels, to break ties
 };
 
 struct SnippetLine {
@@ -313,8 +314,9 @@ std::vector<Snippet> planSnippets(llvm::ArrayRef<Label> labels, const llvm::Sour
       for (const LineLabel &l : line.labels) {
         unsigned startColumn = shown.display.column(l.begin);
         unsigned endColumn = std::max(shown.display.column(l.end), startColumn + 1);
-        shown.labels.push_back(
-            PlacedLabel{startColumn, endColumn, l.label->primary, singleLine(l.label->message)});
+        shown.labels.push_back(PlacedLabel{startColumn, endColumn, l.label->primary,
+                                           singleLine(l.label->message),
+                                           unsigned(shown.labels.size())});
       }
     }
     snippets.push_back(std::move(snippet));
@@ -372,8 +374,10 @@ std::vector<Patch> planPatches(const Suggestion &suggestion, const llvm::SourceM
 
   std::vector<Patch> patches;
   for (std::vector<Resolved> &edits : byBuffer) {
-    llvm::stable_sort(edits, [](const Resolved &a, const Resolved &b) {
-      return a.begin.offset < b.begin.offset;
+    // By start, then by report order (edits are contiguous in the vector).
+    // A stable sort would do, but libstdc++'s warns under clang in C++20.
+    llvm::sort(edits, [](const Resolved &a, const Resolved &b) {
+      return std::tie(a.begin.offset, a.edit) < std::tie(b.begin.offset, b.edit);
     });
     // Keep the edits that change something and do not overlap an earlier
     // one (those cannot be applied together).
@@ -596,8 +600,9 @@ private:
 
   /// Underlines, then messages: the rightmost inline, the rest hanging.
   void renderLabels(std::vector<PlacedLabel> labels, Style primaryStyle) {
-    llvm::stable_sort(labels, [](const PlacedLabel &a, const PlacedLabel &b) {
-      return std::tie(a.startColumn, a.endColumn) < std::tie(b.startColumn, b.endColumn);
+    llvm::sort(labels, [](const PlacedLabel &a, const PlacedLabel &b) {
+      return std::tie(a.startColumn, a.endColumn, a.order) <
+             std::tie(b.startColumn, b.endColumn, b.order);
     });
     auto styleOf = [&](const PlacedLabel &l) {
       return l.primary ? primaryStyle : Style::Secondary;
