@@ -387,11 +387,10 @@ FailureOr<Value> lowerConcat(ConcatOp op, ConcatOp::Adaptor adaptor, RankedTenso
   Value result = emptyTensor(rewriter, loc, resultType, dyn);
   Value offset = arith::ConstantIndexOp::create(rewriter, loc, 0);
   for (Value input : inputs) {
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
         strides(rank, rewriter.getIndexAttr(1));
     offsets[dim] = offset;
-    for (int64_t d = 0; d < rank; ++d)
-      sizes.push_back(dimValue(rewriter, loc, input, d));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);
     result = tensor::InsertSliceOp::create(rewriter, loc, input, result, offsets, sizes, strides);
     offset = arith::AddIOp::create(rewriter, loc, offset, dimValue(rewriter, loc, input, dim));
   }

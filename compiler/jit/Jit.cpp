@@ -1,0 +1,156 @@
+//===- Jit.cpp - cpu pipeline + mlir::ExecutionEngine ---------------------===//
+
+#include "jit/Jit.h"
+
+#include "jit/BlasRuntime.h"
+#include "lower/Passes.h"
+#include "mlir/MdlDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+namespace modelc::jit {
+namespace {
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Collects diagnostics emitted while `body` runs into one message.
+template <typename Fn> std::string captureDiagnostics(MLIRContext &ctx, Fn &&body) {
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      os << "  note: " << note << "\n";
+    return success();
+  });
+  body();
+  return messages;
+}
+
+void initializeNativeTargetOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+} // namespace
+
+void registerJitDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<mdl::MdlDialect>();
+}
+
+llvm::Expected<std::unique_ptr<JitModule>> JitModule::compileSource(llvm::StringRef source,
+                                                                    const JitOptions &options) {
+  DialectRegistry registry;
+  registerJitDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module;
+  std::string errors = captureDiagnostics(
+      *context, [&] { module = parseSourceString<ModuleOp>(source, ParserConfig(context.get())); });
+  if (!module)
+    return makeError("modelc jit: cannot parse the module:\n" + errors);
+  auto compiled = compile(*module, options);
+  if (compiled)
+    (*compiled)->ownedContext = std::move(context);
+  return compiled;
+}
+
+llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
+                                                              const JitOptions &options) {
+  MLIRContext &ctx = *module.getContext();
+  // Public functions get C entry points taking memref descriptors.
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isDeclaration())
+      func->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
+
+  PassManager pm(&ctx);
+  lower::CpuPipelineOptions pipelineOptions;
+  pipelineOptions.useBlas = options.useBlas;
+  lower::buildCpuPipeline(pm, pipelineOptions);
+  LogicalResult lowered = failure();
+  std::string errors = captureDiagnostics(ctx, [&] { lowered = pm.run(module); });
+  if (failed(lowered))
+    return makeError("modelc jit: lowering failed:\n" + errors);
+
+  initializeNativeTargetOnce();
+  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return machineBuilder.takeError();
+  machineBuilder->setCodeGenOptLevel(options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                                                           : llvm::CodeGenOptLevel::Default);
+  auto targetMachine = machineBuilder->createTargetMachine();
+  if (!targetMachine)
+    return targetMachine.takeError();
+
+  ExecutionEngineOptions engineOptions;
+  // ExecutionEngineOptions holds a function_ref: the transformer must outlive create().
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(options.optLevel, 0, targetMachine->get());
+  engineOptions.transformer = transformer;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string createError;
+  errors = captureDiagnostics(ctx, [&] {
+    auto created = ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
+    if (!created) {
+      createError = llvm::toString(created.takeError());
+      return;
+    }
+    engine = std::move(*created);
+  });
+  if (!engine)
+    return makeError("modelc jit: code generation failed:\n" + errors + createError);
+  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner(std::string("_mlir_ciface_") + lower::kSgemmFunction)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&modelc_sgemm_ciface), llvm::JITSymbolFlags::Exported};
+    // Bufferization copies between differently laid out buffers with it.
+    symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+                                       llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  engine->initialize();
+  auto compiled = std::unique_ptr<JitModule>(new JitModule());
+  compiled->engine = std::move(engine);
+  return compiled;
+}
+
+llvm::Error JitModule::call(llvm::StringRef name, llvm::ArrayRef<void *> memrefs) {
+  // The packed wrapper of `_mlir_ciface_NAME` takes a pointer to each argument.
+  llvm::SmallVector<void *> descriptors(memrefs.begin(), memrefs.end());
+  llvm::SmallVector<void *> packed;
+  for (void *&descriptor : descriptors)
+    packed.push_back(&descriptor);
+  return engine->invokePacked((llvm::Twine("_mlir_ciface_") + name).str(), packed);
+}
+
+llvm::Expected<void *> JitModule::lookup(llvm::StringRef name) const {
+  auto address = engine->lookup((llvm::Twine("_mlir_ciface_") + name).str());
+  if (!address)
+    return address.takeError();
+  return reinterpret_cast<void *>(*address);
+}
+
+} // namespace modelc::jit
