@@ -92,22 +92,32 @@ Meta readMeta(llvm::StringRef dir) {
   const llvm::json::Object *root = json ? json->getAsObject() : nullptr;
   if (!root)
     return meta;
-  // json::Object is unordered; the order of declaration does not matter to
-  // the loader, so sort for stable messages.
-  if (const llvm::json::Object *state = root->getObject("state"))
-    for (const auto &[name, value] : *state) {
-      const llvm::json::Object &spec = *value.getAsObject();
-      meta.state.push_back({name.str(), dtypeFromTorchName(*spec.getString("dtype")), shapeOf(spec),
-                            Device::cpu(), StateKind::Param});
-    }
-  llvm::sort(meta.state, [](const StateEntry &a, const StateEntry &b) { return a.name < b.name; });
-  auto typeOf = [](const llvm::json::Value &io) {
-    const llvm::json::Object &spec = *io.getAsObject();
-    return formatTensorType(dtypeFromTorchName(*spec.getString("dtype")), shapeOf(spec),
-                            Device::cpu());
+  // {"dtype": "float32", "shape": [..]} as a dtype and shape; a malformed
+  // entry fails the test instead of crashing it.
+  auto typeOf = [](const llvm::json::Value *value) -> std::optional<std::pair<DType, Shape>> {
+    const llvm::json::Object *spec = value ? value->getAsObject() : nullptr;
+    std::optional<llvm::StringRef> dtype = spec ? spec->getString("dtype") : std::nullopt;
+    EXPECT_TRUE(dtype.has_value()) << "meta.json: an entry without a dtype";
+    if (!dtype)
+      return std::nullopt;
+    return std::make_pair(dtypeFromTorchName(*dtype), shapeOf(*spec));
   };
-  meta.inputType = typeOf((*root->getArray("inputs"))[0]);
-  meta.outputType = typeOf((*root->getArray("outputs"))[0]);
+  auto firstOf = [&](llvm::StringRef key) -> const llvm::json::Value * {
+    const llvm::json::Array *list = root->getArray(key);
+    return list && !list->empty() ? &(*list)[0] : nullptr;
+  };
+  if (const llvm::json::Object *state = root->getObject("state"))
+    for (const auto &[name, value] : *state)
+      if (auto type = typeOf(&value))
+        meta.state.push_back(
+            {name.str(), type->first, type->second, Device::cpu(), StateKind::Param});
+  // json::Object is unordered; the loader does not care about declaration
+  // order, but sorted names keep failure messages stable.
+  llvm::sort(meta.state, [](const StateEntry &a, const StateEntry &b) { return a.name < b.name; });
+  if (auto input = typeOf(firstOf("inputs")))
+    meta.inputType = formatTensorType(input->first, input->second, Device::cpu());
+  if (auto output = typeOf(firstOf("outputs")))
+    meta.outputType = formatTensorType(output->first, output->second, Device::cpu());
   return meta;
 }
 
