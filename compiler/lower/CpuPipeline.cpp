@@ -29,7 +29,7 @@ constexpr const char *kFuseAndBufferize =
     "canonicalize";
 
 constexpr const char *kToLlvm =
-    "buffer-deallocation-pipeline,"
+    "buffer-deallocation-pipeline,convert-math-to-funcs,"
     "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";

@@ -1,0 +1,23 @@
+// After bufferization, f32 matmuls become calls into OpenBLAS.
+// RUN: %modelc-opt %s --mdl-to-linalg --one-shot-bufferize="bufferize-function-boundaries" --mdl-matmul-to-blas | FileCheck %s
+
+// CHECK: func.func private @modelc_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @mm
+// CHECK: linalg.fill
+// CHECK: %[[A:.*]] = memref.cast %{{.*}} : memref<?x64xf32{{.*}}> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK: %[[B:.*]] = memref.cast %{{.*}} : memref<64x32xf32{{.*}}> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK: %[[C:.*]] = memref.cast %{{.*}} : memref<?x32xf32{{.*}}> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK: call @modelc_sgemm(%[[A]], %[[B]], %[[C]])
+// CHECK-NOT: linalg.matmul
+func.func @mm(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %0 = mdl.matmul %a, %b : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// f64 matmuls stay loops.
+// CHECK-LABEL: func.func @mm64
+// CHECK: linalg.matmul
+func.func @mm64(%a: tensor<4x4xf64>, %b: tensor<4x4xf64>) -> tensor<4x4xf64> {
+  %0 = mdl.matmul %a, %b : tensor<4x4xf64>, tensor<4x4xf64> -> tensor<4x4xf64>
+  return %0 : tensor<4x4xf64>
+}
