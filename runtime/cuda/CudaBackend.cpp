@@ -71,11 +71,12 @@ public:
     return CudaKernel{kernel.str(), device, std::make_shared<EmulatedKernel>(std::move(*found))};
   }
 
-  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) override {
+  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                     size_t dynamicSharedBytes) override {
     auto *emulated = static_cast<const EmulatedKernel *>(kernel.state.get());
     if (!emulated)
       return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
-    return emulator.launch(kernel.device, *emulated, grid, block, args);
+    return emulator.launch(kernel.device, *emulated, grid, block, args, dynamicSharedBytes);
   }
 
 private:
@@ -134,12 +135,14 @@ public:
                       std::make_shared<DriverKernel>(DriverKernel{*module, *function})};
   }
 
-  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) override {
+  llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                     size_t dynamicSharedBytes) override {
     auto *loaded = static_cast<const DriverKernel *>(kernel.state.get());
     if (!loaded)
       return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
     if (llvm::Error error = driver.launch(kernel.device, loaded->function, {grid.x, grid.y, grid.z},
-                                          {block.x, block.y, block.z}, 0, nullptr, args))
+                                          {block.x, block.y, block.z},
+                                          static_cast<unsigned>(dynamicSharedBytes), nullptr, args))
       return error;
     return driver.synchronize(kernel.device);
   }

@@ -68,8 +68,10 @@ public:
                                                 llvm::StringRef sourceName,
                                                 llvm::StringRef kernel) = 0;
   /// Runs `kernel` over `grid` blocks of `block` threads and waits for it;
-  /// `args` holds one pointer per kernel parameter.
-  virtual llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args) = 0;
+  /// `args` holds one pointer per kernel parameter; each block gets
+  /// `dynamicSharedBytes` of `extern __shared__` memory.
+  virtual llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                             size_t dynamicSharedBytes = 0) = 0;
 };
 
 std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator);

@@ -204,6 +204,41 @@ private:
   std::vector<char *> pointers;
 };
 
+/// A worker's dynamic shared memory: `size` bytes (rounded up to 16 for
+/// vector types) ending at a PROT_NONE guard page, so an overrun faults.
+class GuardedBuffer {
+public:
+  explicit GuardedBuffer(size_t requested) {
+    size_t page = EmulatedAllocation::pageSize();
+    size = (requested + 15) / 16 * 16;
+    mapSize = (size + page - 1) / page * page + page;
+    void *map = mmap(nullptr, mapSize, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED)
+      return;
+    base = static_cast<char *>(map);
+    mprotect(base + mapSize - page, page, PROT_NONE);
+  }
+  ~GuardedBuffer() {
+    if (base)
+      munmap(base, mapSize);
+  }
+  GuardedBuffer(const GuardedBuffer &) = delete;
+  GuardedBuffer &operator=(const GuardedBuffer &) = delete;
+
+  bool valid() const { return base != nullptr; }
+  char *data() const { return base + mapSize - EmulatedAllocation::pageSize() - size; }
+  /// True for an address in the guard page right after the data.
+  bool isGuard(uintptr_t address) const {
+    uintptr_t end = reinterpret_cast<uintptr_t>(base) + mapSize;
+    return base && address >= end - EmulatedAllocation::pageSize() && address < end;
+  }
+
+private:
+  char *base = nullptr;
+  size_t size = 0, mapSize = 0;
+};
+
 /// Stacks outlive launches: setting up guard pages for 1024 fibers is the
 /// most expensive part of a small launch.
 class FiberStackPool {
@@ -263,9 +298,13 @@ struct LaunchState {
   }
 };
 
+/// Far beyond any GPU's (227 KiB on sm_90), but bounded.
+constexpr size_t MaxDynamicSharedBytes = 1 << 20;
+
 std::string hexAddress(uintptr_t address) { return "0x" + llvm::utohexstr(address, true); }
 
 LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &stacks,
+                            const GuardedBuffer &shared, size_t sharedBytes,
                             const WorkerFault &fault, int device, llvm::StringRef kernel,
                             llvm::StringRef where, size_t stackSize) {
   std::string who = llvm::formatv("kernel '{0}' on cuda:{1}", kernel, device).str();
@@ -282,6 +321,10 @@ LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &sta
             who + " raised an arithmetic fault (integer division by zero?)" + where.str()};
   const char *verb = fault.access == 1 ? "wrote" : fault.access == 0 ? "read" : "accessed";
   std::string address = hexAddress(fault.address);
+  if (shared.isGuard(fault.address))
+    return {CudaErrorKind::OutOfBounds,
+            llvm::formatv("{0} {1} past the end of its {2} bytes of dynamic shared memory{3}", who,
+                          verb, sharedBytes, where)};
   if (stacks.isGuard(fault.address))
     return {CudaErrorKind::KernelFault,
             llvm::formatv("{0} overflowed its stack: an emulated CUDA thread has {1} KiB{2}", who,
@@ -555,7 +598,7 @@ llvm::Error Emulator::checkArguments(int device, const EmulatedKernel &kernel, v
 }
 
 llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid, Dim3 block,
-                             void **args) {
+                             void **args, size_t dynamicSharedBytes) {
   if (llvm::Error error = checkDevice(device))
     return error;
   if (!kernel.entry || !kernel.info || !kernel.module)
@@ -571,6 +614,12 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
     return makeCudaError(CudaErrorKind::InvalidLaunch,
                          llvm::formatv("kernel '{0}': a grid of ({1},{2},{3}) blocks is invalid",
                                        kernel.name, grid.x, grid.y, grid.z));
+
+  if (dynamicSharedBytes > MaxDynamicSharedBytes)
+    return makeCudaError(CudaErrorKind::InvalidLaunch,
+                         llvm::formatv("kernel '{0}': {1} bytes of dynamic shared memory (at "
+                                       "most {2})",
+                                       kernel.name, dynamicSharedBytes, MaxDynamicSharedBytes));
 
   std::lock_guard<std::mutex> lock(mutex);
   if (llvm::Error error = checkArguments(device, kernel, args))
@@ -590,8 +639,10 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
     AlternateSignalStack signalStack;
     std::unique_ptr<FiberStacks> stacks =
         stackPool().acquire(static_cast<unsigned>(threadsPerBlock), options.fiberStackSize);
-    if (!stacks->valid()) {
-      state.fail(CudaErrorKind::OutOfMemory, "cannot map stacks for emulated CUDA threads");
+    GuardedBuffer shared(dynamicSharedBytes);
+    if (!stacks->valid() || !shared.valid()) {
+      state.fail(CudaErrorKind::OutOfMemory,
+                 "cannot map stacks or shared memory for emulated CUDA threads");
       return;
     }
     char message[512] = {0};
@@ -605,6 +656,8 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
     blockLaunch.stackSize = stacks->stackSize();
     blockLaunch.error = message;
     blockLaunch.errorSize = sizeof(message);
+    blockLaunch.dynamicShared = dynamicSharedBytes ? shared.data() : nullptr;
+    blockLaunch.dynamicSharedSize = dynamicSharedBytes;
 
     WorkerFault fault;
     if (sigsetjmp(fault.jump, /*savesigs=*/1) != 0) {
@@ -613,8 +666,8 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
       if (module.currentThread(thread, where))
         location = llvm::formatv(" (thread ({0},{1},{2}) of block ({3},{4},{5}))", thread[0],
                                  thread[1], thread[2], where[0], where[1], where[2]);
-      LaunchFailure failure =
-          classifyFault(memory, *stacks, fault, device, kernel.name, location, stacks->stackSize());
+      LaunchFailure failure = classifyFault(memory, *stacks, shared, dynamicSharedBytes, fault,
+                                            device, kernel.name, location, stacks->stackSize());
       state.fail(failure.kind, std::move(failure.message));
       stackPool().release(std::move(stacks));
       return;

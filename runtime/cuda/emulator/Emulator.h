@@ -116,8 +116,10 @@ public:
   loadModule(llvm::StringRef source, llvm::StringRef name = "kernel.cu");
 
   /// Runs `kernel` on `device` over `grid` blocks of `block` threads; `args`
-  /// holds one pointer per kernel parameter, as for cuLaunchKernel.
-  llvm::Error launch(int device, const EmulatedKernel &kernel, Dim3 grid, Dim3 block, void **args);
+  /// holds one pointer per kernel parameter, as for cuLaunchKernel. Each
+  /// block gets `dynamicSharedBytes` of `extern __shared__` memory.
+  llvm::Error launch(int device, const EmulatedKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                     size_t dynamicSharedBytes = 0);
 
   size_t liveAllocations() const;
 

@@ -99,6 +99,36 @@ std::vector<std::string> findKernelNames(llvm::StringRef source) {
   return names;
 }
 
+std::string rewriteDynamicShared(llvm::StringRef source) {
+  static const llvm::Regex declaration(
+      "extern[[:space:]]+__shared__[[:space:]]+((__align__|alignas)[[:space:]]*\\([^)]*\\)["
+      "[:space:]]*)?([A-Za-z_][A-Za-z0-9_: ]*[A-Za-z0-9_])[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)["
+      "[:space:]]*\\[[[:space:]]*\\][[:space:]]*;");
+  std::string out;
+  llvm::StringRef rest = source;
+  llvm::SmallVector<llvm::StringRef, 5> groups;
+  while (declaration.match(rest, &groups)) {
+    size_t at = groups[0].data() - rest.data();
+    llvm::StringRef before = rest.take_front(at);
+    out += before.str();
+    std::string type = groups[3].str(), name = groups[4].str();
+    std::string pointer = "reinterpret_cast<" + type + " *>(::modelc_emu::dynamicShared())";
+    llvm::StringRef done(out);
+    if (done.count('{') > done.count('}')) {
+      out += type + " *const " + name + " = " + pointer + ";";
+    } else {
+      // File scope: a macro, so each use reads the running block's buffer.
+      size_t end = groups[0].data() + groups[0].size() - source.data();
+      size_t line = source.take_front(end).count('\n') + 1;
+      out += "\n#undef " + name + "\n#define " + name + " (" + pointer + ")\n#line " +
+             std::to_string(line) + "\n";
+    }
+    rest = rest.drop_front(at + groups[0].size());
+  }
+  out += rest.str();
+  return out;
+}
+
 llvm::Expected<HostCompiler> HostCompiler::find() {
   llvm::SmallVector<std::string, 5> candidates;
   for (const char *variable : {"MODELC_HOST_CXX", "CXX"})
@@ -153,7 +183,7 @@ HostCompiler::compileKernels(llvm::StringRef source, llvm::StringRef name,
   llvm::sys::path::append(output, "kernels.so");
   llvm::sys::path::append(log, "compile.log");
 
-  std::string text = source.str();
+  std::string text = rewriteDynamicShared(source);
   text += "\n// Exports for the emulator.\n";
   for (const std::string &kernel : findKernelNames(source))
     text += "MODELC_EMU_EXPORT_KERNEL(" + kernel + ")\n";

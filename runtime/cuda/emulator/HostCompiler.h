@@ -25,6 +25,11 @@ llvm::StringRef cudaEmulationHeader();
 /// Names of the __global__ functions defined in `source` (comments ignored).
 std::vector<std::string> findKernelNames(llvm::StringRef source);
 
+/// `source` with each `extern __shared__ T name[];` turned into a pointer to
+/// the launch's dynamic shared memory: a local `T *const name = ...;` inside
+/// a function, a macro at file scope. Line numbers are kept.
+std::string rewriteDynamicShared(llvm::StringRef source);
+
 struct HostCompiler {
   std::string path;
   /// The first line of `path --version`: part of every cache key, so a

@@ -23,7 +23,11 @@
 // header, because the host compiler sees it at run time. The ABI with the
 // host side is `modelc_emu_*` below, versioned by MODELC_EMU_ABI_VERSION.
 //
-// Not emulated: dynamic `extern __shared__` arrays, grid-wide sync, blocks
+// Dynamic shared memory (`extern __shared__ T name[];`) is rewritten by the
+// emulator's compile step into a pointer to a per-block buffer, sized by the
+// launch and ending at a guard page.
+//
+// Not emulated: grid-wide sync, blocks
 // that spin waiting on other blocks, tensor-core and inline PTX code,
 // asynchronous copies, `__syncthreads_count/and/or`.
 //
@@ -38,7 +42,7 @@
 // MODELC_EMU_ABI_ONLY before including the header)
 //===----------------------------------------------------------------------===//
 
-#define MODELC_EMU_ABI_VERSION 1
+#define MODELC_EMU_ABI_VERSION 2
 
 extern "C" {
 /// One block to run, filled by the host (Emulator.cpp). The host owns the
@@ -53,6 +57,8 @@ struct modelc_emu_block_launch {
   size_t stackSize; ///< Bytes usable in each stack.
   char *error;      ///< Message buffer for a failed block.
   size_t errorSize;
+  char *dynamicShared; ///< The block's `extern __shared__` memory.
+  size_t dynamicSharedSize;
 };
 
 /// A kernel's parameter list, so the host can check pointer arguments.
@@ -231,6 +237,9 @@ extern "C" void modelc_emu_fiber_start();
 #endif
 
 namespace modelc_emu {
+
+/// What `extern __shared__ T name[]` points to (see HostCompiler.cpp).
+inline void *dynamicShared() { return currentBlock->launch->dynamicShared; }
 
 inline unsigned linearThreadId() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);

@@ -180,6 +180,75 @@ TEST_F(EmulatorTest, SoftmaxRowsMatchesReference) {
   }
 }
 
+TEST_F(EmulatorTest, SoftmaxRowsInDynamicSharedMemoryMatchesReference) {
+  const int rows = 9, cols = 77;
+  std::vector<float> in = randomFloats(size_t(rows) * cols, 9, -5.0f, 5.0f);
+  DeviceBuffer din = DeviceBuffer::upload(emulator(), 0, in);
+  DeviceBuffer dout(emulator(), 0, in.size() * sizeof(float));
+  int r = rows, c = cols;
+  void *args[] = {&din.pointer, &dout.pointer, &r, &c};
+  ASSERT_OK(emulator().launch(0, kernel("softmax_rows.cu", "softmax_rows_dynamic"), {rows}, {64},
+                              args, 64 * sizeof(float)));
+  std::vector<float> out = dout.download<float>(in.size());
+  for (int row = 0; row < rows; ++row) {
+    double maximum = -INFINITY, sum = 0;
+    for (int col = 0; col < cols; ++col)
+      maximum = std::max<double>(maximum, in[row * cols + col]);
+    for (int col = 0; col < cols; ++col)
+      sum += std::exp(double(in[row * cols + col]) - maximum);
+    for (int col = 0; col < cols; ++col)
+      ASSERT_NEAR(out[row * cols + col], std::exp(double(in[row * cols + col]) - maximum) / sum,
+                  1e-6)
+          << "row " << row << " col " << col;
+  }
+}
+
+TEST_F(EmulatorTest, DynamicSharedMemoryOverrunIsCaught) {
+  DeviceBuffer out(emulator(), 0, 64 * sizeof(int));
+  void *args[] = {&out.pointer};
+  Failure failure = failureOf(emulator().launch(0, kernel("faults.cu", "shared_overrun"), {2}, {64},
+                                                args, 64 * sizeof(int)));
+  EXPECT_EQ(failure.kind, CudaErrorKind::OutOfBounds) << failure.text;
+  EXPECT_NE(failure.text.find("kernel 'shared_overrun' on cuda:0 wrote past the end of its 256 "
+                              "bytes of dynamic shared memory (thread (63,0,0)"),
+            std::string::npos)
+      << failure.text;
+  // One element more of shared memory and the kernel is fine.
+  ASSERT_OK(emulator().launch(0, kernel("faults.cu", "shared_overrun"), {2}, {64}, args,
+                              65 * sizeof(int)));
+  EXPECT_EQ(failureOf(emulator().launch(0, kernel("faults.cu", "shared_overrun"), {1}, {64}, args,
+                                        size_t(1) << 30))
+                .kind,
+            CudaErrorKind::InvalidLaunch);
+}
+
+TEST_F(EmulatorTest, FileScopeDynamicSharedMemoryIsPerBlock) {
+  const char *source = R"(
+extern __shared__ float staged[];
+extern "C" __global__ void reverse_each_block(const float *in, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  staged[threadIdx.x] = in[i];
+  __syncthreads();
+  out[i] = staged[blockDim.x - 1 - threadIdx.x];
+}
+)";
+  llvm::Expected<std::shared_ptr<const EmulatedModule>> module =
+      emulator().loadModule(source, "reverse.cu");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  llvm::Expected<EmulatedKernel> reverse = (*module)->kernel("reverse_each_block");
+  ASSERT_TRUE(bool(reverse)) << llvm::toString(reverse.takeError());
+  std::vector<float> in(8 * 32);
+  std::iota(in.begin(), in.end(), 0.0f);
+  DeviceBuffer din = DeviceBuffer::upload(emulator(), 0, in);
+  DeviceBuffer dout(emulator(), 0, in.size() * sizeof(float));
+  void *args[] = {&din.pointer, &dout.pointer};
+  ASSERT_OK(emulator().launch(0, *reverse, {8}, {32}, args, 32 * sizeof(float)));
+  std::vector<float> out = dout.download<float>(in.size());
+  for (int block = 0; block < 8; ++block)
+    for (int t = 0; t < 32; ++t)
+      ASSERT_EQ(out[block * 32 + t], in[block * 32 + 31 - t]);
+}
+
 TEST_F(EmulatorTest, AtomicsAreExactAcrossBlocksOnSeveralThreads) {
   const int n = 20000, bins = 7;
   DeviceBuffer histogram = DeviceBuffer::upload(emulator(), 0, std::vector<int>(bins, 0));
@@ -410,6 +479,23 @@ TEST(EmulatorWatchdog, EndlessKernelIsStoppedAndReported) {
   void *histogramArgs[] = {&bins.pointer, &binCount, &n};
   ASSERT_OK(emulator.launch(0, *histogram, {1}, {128}, histogramArgs));
   EXPECT_EQ(bins.download<int>(2), std::vector<int>({50, 50}));
+}
+
+TEST(EmulatorDynamicShared, DeclarationsBecomePointersAndKeepLineNumbers) {
+  std::string local = rewriteDynamicShared("__global__ void k() {\n"
+                                           "  extern __shared__ unsigned char bytes[];\n"
+                                           "  extern __shared__ __align__(16) float4 v[ ] ;\n}\n");
+  EXPECT_EQ(local,
+            "__global__ void k() {\n"
+            "  unsigned char *const bytes = reinterpret_cast<unsigned char "
+            "*>(::modelc_emu::dynamicShared());\n"
+            "  float4 *const v = reinterpret_cast<float4 *>(::modelc_emu::dynamicShared());\n"
+            "}\n");
+  std::string global = rewriteDynamicShared("int a;\nextern __shared__ float s[];\nint b;\n");
+  EXPECT_EQ(global, "int a;\n\n#undef s\n#define s (reinterpret_cast<float "
+                    "*>(::modelc_emu::dynamicShared()))\n#line 2\n\nint b;\n");
+  EXPECT_EQ(rewriteDynamicShared("__shared__ float tile[16][16];"),
+            "__shared__ float tile[16][16];");
 }
 
 TEST(EmulatorKernelNames, FindsGlobalFunctionsAndIgnoresComments) {

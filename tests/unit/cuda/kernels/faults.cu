@@ -82,3 +82,11 @@ extern "C" __global__ void spin_forever(volatile int *flag) {
   while (flag[0] == 0) {
   }
 }
+
+// Stages one element per thread in dynamic shared memory, one slot too far.
+extern "C" __global__ void shared_overrun(int *out) {
+  extern __shared__ int stage[];
+  stage[threadIdx.x + 1] = (int)threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = stage[threadIdx.x];
+}

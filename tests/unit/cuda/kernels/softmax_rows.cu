@@ -37,3 +37,42 @@ extern "C" __global__ void softmax_rows(const float *__restrict__ in, float *__r
   for (int c = threadIdx.x; c < cols; c += blockDim.x)
     y[c] = expf(x[c] - rowMax) * inverse;
 }
+
+// The same with the scratch space in dynamic shared memory: the launch
+// passes blockDim.x * sizeof(float) bytes.
+extern "C" __global__ void softmax_rows_dynamic(const float *__restrict__ in,
+                                                float *__restrict__ out, int rows, int cols) {
+  extern __shared__ float partial[];
+  int row = blockIdx.x;
+  if (row >= rows)
+    return;
+  const float *x = in + (long long)row * cols;
+  float *y = out + (long long)row * cols;
+
+  float localMax = -3.402823466e38f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    localMax = fmaxf(localMax, x[c]);
+  partial[threadIdx.x] = localMax;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + stride]);
+    __syncthreads();
+  }
+  float rowMax = partial[0];
+  __syncthreads();
+
+  float localSum = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    localSum += expf(x[c] - rowMax);
+  partial[threadIdx.x] = localSum;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  float inverse = 1.0f / partial[0];
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    y[c] = expf(x[c] - rowMax) * inverse;
+}
