@@ -297,7 +297,7 @@ std::optional<proto::Hover> DocumentAnalysis::hover(SMLoc loc) const {
   text += info->name.empty() ? info->type : info->name + ": " + info->type;
   text += "\n```";
   if (!info->deviceOrigin.empty())
-    text += "\n\ndevice " + info->deviceOrigin;
+    text += "\n\ndevice: " + info->deviceOrigin;
   if (!info->doc.empty())
     text += "\n\n---\n" + info->doc;
   return hover;
@@ -394,10 +394,12 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
     base = currentText.slice(baseStart, baseEnd).str();
   }
 
+  // Only names that start with what is typed; editors filter further.
+  StringRef prefix = currentText.slice(start, *offset);
   StringSet<> seen;
   auto add = [&](StringRef label, proto::CompletionItemKind kind, StringRef detail, StringRef doc,
                  StringRef sortGroup) {
-    if (label.empty() || !seen.insert(label).second)
+    if (!label.starts_with(prefix) || label.empty() || !seen.insert(label).second)
       return;
     proto::CompletionItem item(label, kind, (sortGroup + label).str());
     item.detail = detail.str();
@@ -476,11 +478,6 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
         "cpu",  "cuda",   "device", "true", "false", "and",   "or",     "not",   "f16",
         "bf16", "f32",    "f64",    "i32",  "i64",   "bool",  "int",    "float"})
     add(keyword, proto::CompletionItemKind::Keyword, "", "", "9");
-  // Keep only what matches the typed prefix; editors filter too.
-  StringRef prefix = currentText.slice(start, *offset);
-  llvm::erase_if(list.items, [&](const proto::CompletionItem &item) {
-    return !StringRef(item.label).starts_with(prefix);
-  });
   return list;
 }
 

@@ -100,6 +100,7 @@ private:
   CheckScheduler::Commit check(StringRef path);
   /// Schedules `path` and every open document that imports it.
   void recheck(StringRef path);
+  void recheckDependents(StringRef path);
   /// The analysis of the document's current text (waiting for it).
   Expected<std::shared_ptr<const DocumentAnalysis>> analysisFor(const proto::URIForFile &uri);
 
@@ -209,12 +210,27 @@ CheckScheduler::Commit Server::check(StringRef path) {
 
 void Server::recheck(StringRef path) {
   scheduler_.schedule(path);
+  recheckDependents(path);
+}
+
+void Server::recheckDependents(StringRef path) {
+  // Open files that import `path`, and those not checked yet (whose first
+  // check may have read the old text), see the new text on a new check.
+  std::vector<std::string> others;
+  {
+    std::lock_guard<std::mutex> lock(docsMutex_);
+    for (const auto &entry : documents_)
+      if (entry.first != path)
+        others.push_back(entry.first);
+  }
   std::lock_guard<std::mutex> lock(analysesMutex_);
-  for (const auto &entry : analyses_)
-    if (entry.getKey() != path &&
-        llvm::any_of(entry.getValue()->dependencies(),
-                     [&](StringRef dep) { return normalizedPath(dep) == path; }))
-      scheduler_.schedule(entry.getKey());
+  for (const std::string &other : others) {
+    auto it = analyses_.find(other);
+    if (it == analyses_.end() || llvm::any_of(it->second->dependencies(), [&](StringRef dep) {
+          return normalizedPath(dep) == path;
+        }))
+      scheduler_.schedule(other);
+  }
 }
 
 void Server::onOpen(const proto::DidOpenTextDocumentParams &params) {
@@ -265,11 +281,7 @@ void Server::onClose(const proto::DidCloseTextDocumentParams &params) {
   // Clear its diagnostics; files importing it now read it from disk.
   publishDiagnostics_(
       json::Object{{"uri", params.textDocument.uri.uri().str()}, {"diagnostics", json::Array()}});
-  std::lock_guard<std::mutex> lock(analysesMutex_);
-  for (const auto &entry : analyses_)
-    if (llvm::any_of(entry.getValue()->dependencies(),
-                     [&](StringRef dep) { return normalizedPath(dep) == path; }))
-      scheduler_.schedule(entry.getKey());
+  recheckDependents(path);
 }
 
 void Server::onSave(const proto::DidCloseTextDocumentParams &params) {
