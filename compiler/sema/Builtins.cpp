@@ -1093,8 +1093,9 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
   v.type = Type::tensor(*dtype, std::move(shape), c.fn_->unifier.fresh(call.range, text));
   v.origin.kind = DeviceOrigin::Kind::Inferred;
   v.origin.range = call.range;
-  v.origin.subject = text;
-  v.origin.message = "`" + text + "` is created here; its device is inferred from its uses";
+  v.origin.subject = c.program_.save(text);
+  v.origin.message =
+      c.program_.save("`" + text + "` is created here; its device is inferred from its uses");
   return v;
 }
 
@@ -1128,7 +1129,7 @@ Value BuiltinCall::to() {
     diag.primary("this transfer does nothing").label(x->range(), c.typeStr(*x));
     DeviceOrigin origin = c.originOf(*x);
     if (origin.isKnown())
-      diag.note(origin.message, origin.range);
+      diag.note(origin.message.str(), origin.range);
     if (receiver_ && receiver_->expr)
       diag.help("remove it", {{transfer, ""}});
     else if (x->expr)
@@ -1141,7 +1142,8 @@ Value BuiltinCall::to() {
   v.origin.kind = DeviceOrigin::Kind::Transfer;
   v.origin.range = call.range;
   v.origin.editRange = Range();
-  v.origin.message = "`" + c.shortText(call.range) + "` moves it to " + target.str() + " here";
+  v.origin.message =
+      c.program_.save("`" + c.shortText(call.range) + "` moves it to " + target.str() + " here");
   return v;
 }
 

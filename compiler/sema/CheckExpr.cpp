@@ -14,7 +14,7 @@ using llvm::isa;
 Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> definition,
                       llvm::StringRef name, llvm::StringRef doc) {
   value.expr = &expr;
-  ExprInfo &info = program_.exprs[&expr];
+  ExprInfo &info = program_.infoFor(&expr);
   info.type = value.type;
   info.origin = value.origin;
   if (definition)
@@ -23,7 +23,7 @@ Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> d
     info.name = name.str();
   if (!doc.empty())
     info.doc = doc.str();
-  if (fn_)
+  if (fn_ && value.type.isTensor() && value.type.dev.isVar())
     fn_->recorded.push_back(&expr);
   return value;
 }
@@ -573,8 +573,9 @@ Value Checker::checkPlacement(const ast::BinaryExpr &expr) {
         origin.kind = DeviceOrigin::Kind::Placed;
         origin.range = expr.range;
         origin.editRange = suffix;
-        origin.subject = shortText(call->range);
-        origin.message = "`" + origin.subject + "` is placed on " + dev.str() + " here";
+        std::string created = shortText(call->range);
+        origin.subject = program_.save(created);
+        origin.message = program_.save("`" + created + "` is placed on " + dev.str() + " here");
         record(*callee, Value{Type::builtin(callee->name), {}, callee});
         Value v = checkBuiltinCall(*call, callee->name, nullptr, &dev, &origin);
         record(*call, v);
@@ -849,12 +850,15 @@ Value Checker::callModelFn(const ast::CallExpr &call, const ModelInstance &inst,
       continue;
     }
     DeviceOrigin binding;
-    binding.kind = DeviceOrigin::Kind::Inferred;
-    binding.range = call.range;
-    binding.subject = shortText(call.range);
-    binding.message = "the device " + expected.dev.str() + " of `" +
-                      fn_->unifier.creationText(resolve(arg.type.dev)).str() +
-                      "` was inferred from the call `" + shortText(call.range) + "` here";
+    if (resolve(arg.type.dev).isVar()) {
+      binding.kind = DeviceOrigin::Kind::Inferred;
+      binding.range = call.range;
+      std::string use = shortText(call.range);
+      binding.subject = program_.save(use);
+      binding.message = program_.save("the device " + expected.dev.str() + " of `" +
+                                      fn_->unifier.creationText(resolve(arg.type.dev)).str() +
+                                      "` was inferred from the call `" + use + "` here");
+    }
     if (fn_->unifier.unify(arg.type.dev, expected.dev, binding))
       continue;
     Device actual = resolve(arg.type.dev);
@@ -863,9 +867,9 @@ Value Checker::callModelFn(const ast::CallExpr &call, const ModelInstance &inst,
                               actual.str(), expected.dev.str());
     diag.primary(typeStr(arg));
     if (argOrigin.isKnown())
-      diag.note(argOrigin.message, argOrigin.range);
+      diag.note(argOrigin.message.str(), argOrigin.range);
     if (placement.isKnown())
-      diag.note(placement.message, placement.range);
+      diag.note(placement.message.str(), placement.range);
     else if (param.origin.isKnown())
       diag.note("parameter `" + param.name + "` of `" + calleeText.str() + "` is declared on " +
                     expected.dev.str() + " here",
@@ -880,17 +884,8 @@ Value Checker::callModelFn(const ast::CallExpr &call, const ModelInstance &inst,
   result.type = subst.apply(fn.result);
   if (result.type.kind() == Type::Kind::Void)
     return result;
-  if (placement.isKnown()) {
-    result.origin = placement;
-    result.origin.message = "`" + calleeText.str() + "` returns a value on " +
-                            (result.type.isTensor() ? result.type.dev.str() : "its device") + ": " +
-                            placement.message;
-  } else if (fn.decl->result) {
-    result.origin.kind = DeviceOrigin::Kind::Declared;
-    result.origin.range = fn.decl->result->range;
-    result.origin.message =
-        "`" + calleeText.str() + "` is declared to return " + result.type.str() + " here";
-  }
+  // The result is where the submodel was placed, or where the fn says.
+  result.origin = placement.isKnown() ? placement : fn.resultOrigin;
   return result;
 }
 

@@ -44,8 +44,21 @@ const ModelInfo *CheckedProgram::modelFor(const ast::ModelDecl *decl) const {
 }
 
 const ExprInfo *CheckedProgram::typeOf(const ast::Expr *expr) const {
-  auto it = exprs.find(expr);
-  return it == exprs.end() ? nullptr : &it->second;
+  auto it = exprIndex_.find(expr);
+  return it == exprIndex_.end() ? nullptr : &exprInfos_[it->second];
+}
+
+ExprInfo &CheckedProgram::infoFor(const ast::Expr *expr) {
+  auto [it, inserted] = exprIndex_.try_emplace(expr, uint32_t(exprInfos_.size()));
+  if (inserted)
+    exprInfos_.emplace_back();
+  return exprInfos_[it->second];
+}
+
+void CheckedProgram::forEachExpr(
+    llvm::function_ref<void(const ast::Expr *, const ExprInfo &)> fn) const {
+  for (const auto &[expr, index] : exprIndex_)
+    fn(expr, exprInfos_[index]);
 }
 
 ModelInfo &CheckedProgram::addModel(std::unique_ptr<ModelInfo> model) {

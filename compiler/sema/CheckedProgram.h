@@ -17,6 +17,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
+
+#include <deque>
 
 #include <memory>
 #include <optional>
@@ -38,12 +42,14 @@ struct DeviceOrigin {
   };
   Kind kind = Kind::None;
   Range range;
-  std::string message; // "`bias` is declared on cpu here"
+  /// Text lives in the CheckedProgram (see CheckedProgram::save), so origins
+  /// copy cheaply.
+  llvm::StringRef message; // "`bias` is declared on cpu here"
   /// Declared: the written device (`cpu` in `@ cpu`), valid when explicit.
   /// Placed: the ` @ cpu` suffix to delete.
   Range editRange;
   /// Placed/Inferred: the source text of the creation or use.
-  std::string subject;
+  llvm::StringRef subject;
   bool isKnown() const { return kind != Kind::None; }
 };
 
@@ -81,8 +87,9 @@ struct FnInfo {
   std::string name;
   const ast::FnDecl *decl = nullptr;
   std::vector<FnParamInfo> params;
-  Type result;       // Kind::Void when the fn returns nothing
-  bool valid = true; // false when its signature had errors
+  Type result;               // Kind::Void when the fn returns nothing
+  DeviceOrigin resultOrigin; // where the result type names its device
+  bool valid = true;         // false when its signature had errors
 };
 
 struct ModelInfo {
@@ -114,9 +121,10 @@ struct ExprInfo {
 struct DeclSymbol {
   Range range; // the declared name
   std::string name;
-  std::string type; // "f32[B, 256] @ D", "model Linear<D>"
+  std::string typeText; // for models and fns: "model Linear", "fn f(...) -> ..."
+  Type type;            // for values (when typeText is empty)
   std::string doc;
-  std::string deviceOrigin;
+  DeviceOrigin origin;
 };
 
 /// One tensor of an instantiated model, by its state_dict name.
@@ -134,10 +142,20 @@ struct InstantiatedModel {
 
 class CheckedProgram {
 public:
+  CheckedProgram() : saver_(allocator_) {}
+  CheckedProgram(const CheckedProgram &) = delete;
+  CheckedProgram &operator=(const CheckedProgram &) = delete;
+
   /// Every model of every module, main module first, in source order.
   std::vector<std::unique_ptr<ModelInfo>> models;
-  llvm::DenseMap<const ast::Expr *, ExprInfo> exprs;
   std::vector<DeclSymbol> decls;
+
+  /// The record of `expr`, created empty on first use (the checker's use).
+  ExprInfo &infoFor(const ast::Expr *expr);
+  /// Calls `fn(expr, info)` for every checked expression.
+  void forEachExpr(llvm::function_ref<void(const ast::Expr *, const ExprInfo &)> fn) const;
+  /// Copies `text` into storage that lives as long as the program.
+  llvm::StringRef save(llvm::StringRef text) { return saver_.save(text); }
 
   const ModelInfo *findModel(llvm::StringRef name, const ast::Module *module = nullptr) const;
   const ModelInfo *modelFor(const ast::ModelDecl *decl) const;
@@ -156,6 +174,11 @@ public:
 
 private:
   llvm::DenseMap<const ast::ModelDecl *, ModelInfo *> byDecl_;
+  // Expression records live in a deque (stable, cheap to grow), indexed by node.
+  llvm::DenseMap<const ast::Expr *, uint32_t> exprIndex_;
+  std::deque<ExprInfo> exprInfos_;
+  llvm::BumpPtrAllocator allocator_;
+  llvm::StringSaver saver_;
 };
 
 /// Builds the substitution that instantiates `inst.model`'s generic types.

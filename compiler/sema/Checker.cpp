@@ -67,12 +67,12 @@ void Checker::declareModels(ModuleScope &scope) {
         vp.defaultInt = lit->value;
       info->valueParams.push_back(std::move(vp));
       program_.decls.push_back(
-          {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}});
+          {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}, {}});
     }
     moduleOfModel_[&decl] = scope.module;
     it->second = &program_.addModel(std::move(info));
     program_.decls.push_back(
-        {decl.name.range, decl.name.name, "model " + decl.name.name, decl.doc, {}});
+        {decl.name.range, decl.name.name, "model " + decl.name.name, {}, decl.doc, {}});
   }
 }
 
@@ -214,11 +214,11 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
     if (explicitDevice) {
       origin->range = type.device->range;
       origin->editRange = type.device->range;
-      origin->message = "`" + s + "` is declared on " + device->str() + " here";
+      origin->message = program_.save("`" + s + "` is declared on " + device->str() + " here");
     } else {
       origin->range = type.range;
-      origin->message =
-          "`" + s + "` is on the model's device " + device->str() + " (its type names no device)";
+      origin->message = program_.save("`" + s + "` is on the model's device " + device->str() +
+                                      " (its type names no device)");
     }
   }
   return Type::tensor(type.dtype, std::move(shape), *device);
@@ -241,8 +241,7 @@ void Checker::typeSignatures(ModelInfo &model) {
     }
     if (model.findState(s.name) || model.findSubmodel(s.name))
       diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
-    program_.decls.push_back({decl.name.range, decl.name.name, decl.name.name + ": " + s.type.str(),
-                              decl.doc, s.origin.message});
+    program_.decls.push_back({decl.name.range, decl.name.name, {}, s.type, decl.doc, s.origin});
     model.state.push_back(std::move(s));
   }
   for (const ast::FnDecl &decl : model.decl->fns) {
@@ -264,7 +263,8 @@ void Checker::typeSignatures(ModelInfo &model) {
       if (param.origin.isKnown()) {
         param.origin.kind = DeviceOrigin::Kind::FnParam;
         param.origin.message =
-            "`" + p.name.name + "` is a fn parameter declared on " + param.type.dev.str() + " here";
+            program_.save("`" + p.name.name + "` is a fn parameter declared on " +
+                          param.type.dev.str() + " here");
       }
       fn.valid &= !param.type.isError();
       sigText += (sigText.empty() ? "" : ", ") + p.name.name + ": " + param.type.str();
@@ -274,13 +274,17 @@ void Checker::typeSignatures(ModelInfo &model) {
       DeviceOrigin ignored;
       fn.result = typeFromExpr(model, *decl.result, /*allowLocalDims=*/true, &ignored, "result");
       fn.valid &= !fn.result.isError();
+      fn.resultOrigin.kind = DeviceOrigin::Kind::Declared;
+      fn.resultOrigin.range = decl.result->range;
+      fn.resultOrigin.message =
+          program_.save("`" + fn.name + "` is declared to return " + fn.result.str() + " here");
     } else {
       fn.result = Type::voidType();
     }
     std::string sig = "fn " + fn.name + "(" + sigText + ")";
     if (decl.result)
       sig += " -> " + fn.result.str();
-    program_.decls.push_back({decl.name.range, decl.name.name, sig, decl.doc, {}});
+    program_.decls.push_back({decl.name.range, decl.name.name, sig, {}, decl.doc, {}});
     model.fns.push_back(std::move(fn));
   }
   currentModel = nullptr;
@@ -343,7 +347,7 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     return std::nullopt;
   }
   std::string calleeName = (moduleAlias ? moduleAlias->name + "." : "") + callee->name;
-  ExprInfo &initInfo = program_.exprs[&init];
+  ExprInfo &initInfo = program_.infoFor(&init);
   initInfo.definition = callee->decl->name.range;
   initInfo.name = callee->name;
   initInfo.doc = callee->decl->doc;
@@ -370,7 +374,7 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
       placement.kind = DeviceOrigin::Kind::Submodel;
       placement.range = Range::join(devices->front().range, devices->back().range);
       placement.message =
-          "submodel `" + name + "` is pinned to " + inst->devices[0].str() + " here";
+          program_.save("submodel `" + name + "` is pinned to " + inst->devices[0].str() + " here");
     }
   } else if (wantDevices > 0) {
     std::optional<Device> home = model.homeDevice();
@@ -386,8 +390,8 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     inst->devices.assign(wantDevices, *home);
     placement.kind = DeviceOrigin::Kind::Submodel;
     placement.range = init.range;
-    placement.message =
-        "submodel `" + name + "` is placed with the model on " + home->str() + " here";
+    placement.message = program_.save("submodel `" + name + "` is placed with the model on " +
+                                      home->str() + " here");
   }
 
   // Value arguments: positional, then named.
@@ -501,9 +505,8 @@ void Checker::resolveSubmodels(ModelInfo &model) {
           instanceFromExpr(model, *decl.init, sub.name, sub.placement, sub.pinned);
       sub.type = t ? *t : Type::error();
     }
-    program_.decls.push_back({decl.name.range, decl.name.name,
-                              decl.name.name + ": " + sub.type.str(), decl.doc,
-                              sub.placement.message});
+    program_.decls.push_back(
+        {decl.name.range, decl.name.name, {}, sub.type, decl.doc, sub.placement});
     model.submodels.push_back(std::move(sub));
   }
   fn_ = nullptr;
@@ -575,6 +578,7 @@ void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
   fn_ = &ctx;
   currentFnName = fn.name;
   inFnBody = true;
+  ctx.firstDecl = program_.decls.size();
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const FnParamInfo &p = fn.params[i];
     const ast::FnParam &decl = fn.decl->params[i];
@@ -618,17 +622,19 @@ void Checker::finishFn() {
                 Applicability::HasPlaceholders);
   }
   // Side-table types must not mention variables once the fn is done.
+  auto resolveVar = [&](Type &type, DeviceOrigin &origin) {
+    if (!type.isTensor() || !type.dev.isVar())
+      return;
+    if (const DeviceOrigin *o = ctx.unifier.bindingOrigin(type.dev))
+      origin = *o;
+    type.dev = ctx.unifier.resolve(type.dev);
+  };
   for (const ast::Expr *e : ctx.recorded) {
-    auto it = program_.exprs.find(e);
-    if (it == program_.exprs.end())
-      continue;
-    ExprInfo &info = it->second;
-    if (info.type.isTensor() && info.type.dev.isVar()) {
-      if (const DeviceOrigin *o = ctx.unifier.bindingOrigin(info.type.dev))
-        info.origin = *o;
-      info.type.dev = ctx.unifier.resolve(info.type.dev);
-    }
+    ExprInfo &info = program_.infoFor(e);
+    resolveVar(info.type, info.origin);
   }
+  for (size_t i = ctx.firstDecl; i < program_.decls.size(); ++i)
+    resolveVar(program_.decls[i].type, program_.decls[i].origin);
 }
 
 //===----------------------------------------------------------------------===//
@@ -667,9 +673,8 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
       }
     }
     ctx.scopes.back()[let.name.name] = local;
-    std::string origin = originOf(local.value).message;
     program_.decls.push_back(
-        {let.name.range, let.name.name, let.name.name + ": " + typeStr(local.value), {}, origin});
+        {let.name.range, let.name.name, {}, local.value.type, {}, local.value.origin});
     return;
   }
   case ast::Stmt::Kind::Assign: {
@@ -724,7 +729,8 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     declared.kind = DeviceOrigin::Kind::Declared;
     declared.range =
         fn.decl->result->device ? fn.decl->result->device->range : fn.decl->result->range;
-    declared.message = "`" + fn.name + "` is declared to return " + fn.result.str() + " here";
+    declared.message =
+        program_.save("`" + fn.name + "` is declared to return " + fn.result.str() + " here");
     checkAgainstDeclared(v, fn.result, declared, fn.decl->result->range, fn.name, true);
     return;
   }
@@ -808,11 +814,14 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
     return;
   }
   DeviceOrigin binding;
-  binding.kind = DeviceOrigin::Kind::Inferred;
-  binding.range = declRange;
-  binding.message = "the device " + declared.dev.str() + " of `" +
-                    fn_->unifier.creationText(resolve(value.type.dev)).str() +
-                    "` was inferred from the type of " + what.str() + " here";
+  if (resolve(value.type.dev).isVar()) {
+    binding.kind = DeviceOrigin::Kind::Inferred;
+    binding.range = declRange;
+    binding.subject = program_.save(declRange.text());
+    binding.message = program_.save("the device " + declared.dev.str() + " of `" +
+                                    fn_->unifier.creationText(resolve(value.type.dev)).str() +
+                                    "` was inferred from the type of " + what.str() + " here");
+  }
   if (fn_->unifier.unify(value.type.dev, declared.dev, binding))
     return;
   Device actual = resolve(value.type.dev);
@@ -821,7 +830,7 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
     auto diag = diags_.report(DiagId::ReturnDeviceMismatch, at, actual.str(), what, declared.str());
     diag.primary(typeStr(value)).label(declaredOrigin.range, "declared on " + declared.dev.str());
     if (valueOrigin.isKnown())
-      diag.note(valueOrigin.message, valueOrigin.range);
+      diag.note(valueOrigin.message.str(), valueOrigin.range);
     diag.help("move the result to " + declared.dev.str(), toEdits(*value.expr, declared.dev));
     return;
   }
@@ -837,7 +846,7 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
   auto diag = diags_.report(DiagId::TypeMismatch, at, declared.str(), typeStr(value));
   diag.primary("this is on " + actual.str()).label(declRange, "expected because of this type");
   if (valueOrigin.isKnown())
-    diag.note(valueOrigin.message, valueOrigin.range);
+    diag.note(valueOrigin.message.str(), valueOrigin.range);
   diag.help("move it to " + declared.dev.str(), toEdits(*value.expr, declared.dev));
 }
 
@@ -912,16 +921,18 @@ std::optional<Device> Checker::unifyDevices(llvm::StringRef op, Range opRange,
       first = v;
       continue;
     }
-    DeviceOrigin binding;
-    binding.kind = DeviceOrigin::Kind::Inferred;
-    binding.range = whole.range;
-    binding.subject = shortText(whole.range);
-    // Name the creation that gets a device, and the device it gets.
+    // Describe the binding only when a variable really gets a device.
     Device fd = resolve(first->type.dev), vd = resolve(v->type.dev);
-    Device bound = fd.isVar() ? vd : fd;
-    llvm::StringRef created = fn_->unifier.creationText(fd.isVar() ? fd : vd);
-    binding.message = "the device " + bound.str() + " of `" + created.str() +
-                      "` was inferred from `" + shortText(whole.range) + "` here";
+    DeviceOrigin binding;
+    if (fd.isVar() != vd.isVar()) {
+      binding.kind = DeviceOrigin::Kind::Inferred;
+      binding.range = whole.range;
+      std::string use = shortText(whole.range);
+      binding.subject = program_.save(use);
+      binding.message = program_.save("the device " + (fd.isVar() ? vd : fd).str() + " of `" +
+                                      fn_->unifier.creationText(fd.isVar() ? fd : vd).str() +
+                                      "` was inferred from `" + use + "` here");
+    }
     if (!fn_->unifier.unify(first->type.dev, v->type.dev, binding)) {
       reportDeviceMismatch(op, opRange, *first, *v);
       return std::nullopt;
@@ -939,13 +950,14 @@ void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Valu
     const Value &placed = aPlaced ? a : b, &other = aPlaced ? b : a;
     const DeviceOrigin &po = aPlaced ? oa : ob, &oo = aPlaced ? ob : oa;
     Device pd = aPlaced ? da : db, od = aPlaced ? db : da;
-    auto diag = diags_.report(DiagId::PlacementConflict, po.range, po.subject, pd.str(), od.str());
+    auto diag =
+        diags_.report(DiagId::PlacementConflict, po.range, po.subject.str(), pd.str(), od.str());
     diag.primary("placed on " + pd.str() + " here");
     if (placed.range() != po.range)
       diag.label(placed.range(), typeStr(placed));
     diag.label(other.range(), typeStr(other));
     if (oo.isKnown())
-      diag.note(oo.message, oo.range);
+      diag.note(oo.message.str(), oo.range);
     if (po.editRange.isValid())
       diag.help("remove the placement; its device is then inferred from this use",
                 {{po.editRange, ""}});
@@ -961,9 +973,9 @@ void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Valu
   auto diag = diags_.report(DiagId::DeviceMismatch, opRange, op);
   diag.primary(odd.range(), typeStr(odd)).label(other.range(), typeStr(other));
   if (oddOrigin.isKnown())
-    diag.note(oddOrigin.message, oddOrigin.range);
+    diag.note(oddOrigin.message.str(), oddOrigin.range);
   if (otherOrigin.isKnown() && otherOrigin.range != oddOrigin.range)
-    diag.note(otherOrigin.message, otherOrigin.range);
+    diag.note(otherOrigin.message.str(), otherOrigin.range);
   if ((oddOrigin.kind == DeviceOrigin::Kind::Declared ||
        oddOrigin.kind == DeviceOrigin::Kind::FnParam) &&
       oddOrigin.editRange.isValid() && !target.isVar())

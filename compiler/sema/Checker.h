@@ -64,8 +64,9 @@ public:
     llvm::StringMap<Dim> sigSymbols; // `B` of the signature
     llvm::StringSet<> reportedUnknown;
     DeviceUnifier unifier;
-    std::optional<Device> home; // the device errors are measured against
-    std::vector<const ast::Expr *> recorded;
+    std::optional<Device> home;              // the device errors are measured against
+    std::vector<const ast::Expr *> recorded; // with inferred devices
+    size_t firstDecl = 0;                    // decls recorded by this fn
   };
 
   Value checkExpr(const ast::Expr &expr);

@@ -242,8 +242,8 @@ std::string Compilation::describeOrigin(const sema::DeviceOrigin &origin) const 
   }
   switch (origin.kind) {
   case sema::DeviceOrigin::Kind::Inferred:
-    if (!origin.subject.empty() && origin.message.find("was inferred") != std::string::npos)
-      return "inferred from `" + origin.subject + "`" + at;
+    if (!origin.subject.empty() && origin.message.contains("was inferred"))
+      return "inferred from `" + origin.subject.str() + "`" + at;
     return "not yet inferred (created" + at + ")";
   case sema::DeviceOrigin::Kind::Placed:
     return "placed explicitly" + at;
@@ -270,26 +270,23 @@ std::optional<SymbolInfo> Compilation::symbolAt(llvm::SMLoc loc) const {
     SymbolInfo info;
     info.range = d.range;
     info.name = d.name;
-    info.type = d.type;
-    // Declarations print as `name: type`; keep only the type here.
-    llvm::StringRef type(d.type);
-    if (type.consume_front(d.name + ": "))
-      info.type = type.str();
-    info.deviceOrigin = d.deviceOrigin;
+    info.type = d.typeText.empty() ? d.type.str() : d.typeText;
+    if (d.type.isTensor() || d.type.kind() == sema::Type::Kind::Model)
+      info.deviceOrigin = describeOrigin(d.origin);
     info.definition = d.range;
     info.doc = d.doc;
     return info;
   }
   const ast::Expr *best = nullptr;
   const sema::ExprInfo *bestInfo = nullptr;
-  for (const auto &[expr, info] : program.exprs) {
+  program.forEachExpr([&](const ast::Expr *expr, const sema::ExprInfo &info) {
     if (!contains(expr->range, loc))
-      continue;
+      return;
     if (!best || expr->range.size() < best->range.size()) {
       best = expr;
       bestInfo = &info;
     }
-  }
+  });
   if (!best)
     return std::nullopt;
   SymbolInfo info;

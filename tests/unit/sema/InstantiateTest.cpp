@@ -1,0 +1,115 @@
+//===- InstantiateTest.cpp - Concrete models and state_dict names ---------===//
+
+#include "SemaTestSupport.h"
+
+using namespace modelc;
+using namespace modelc::sema;
+using namespace modelc::test;
+
+namespace {
+
+std::vector<std::string> stateLines(const InstantiatedModel &m) {
+  std::vector<std::string> out;
+  for (const InstantiatedState &s : m.state)
+    out.push_back(s.name + ": " + s.type.str() + (s.isBuffer ? " (buffer)" : ""));
+  return out;
+}
+
+TEST(InstantiateTest, MlpOnCuda) {
+  Checked c = checkFile(std::string(MODELC_SOURCE_DIR) + "/examples/mlp.mdl");
+  ASSERT_TRUE(c.ok) << c.dump();
+  const ModelInfo *mlp = c.program().findModel("Mlp");
+  ASSERT_NE(mlp, nullptr);
+  std::string error;
+  std::optional<InstantiatedModel> m =
+      c.program().instantiate(*mlp, {Device::cuda(0)}, {784, 256, 10}, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(stateLines(*m), (std::vector<std::string>{
+                                "fc1.weight: f32[256, 784] @ cuda:0",
+                                "fc1.bias: f32[256] @ cuda:0",
+                                "fc2.weight: f32[10, 256] @ cuda:0",
+                                "fc2.bias: f32[10] @ cuda:0",
+                            }));
+  const FnInfo *forward = nullptr;
+  for (const FnInfo &f : m->fns)
+    if (f.name == "forward")
+      forward = &f;
+  ASSERT_NE(forward, nullptr);
+  ASSERT_EQ(forward->params.size(), 1u);
+  EXPECT_EQ(forward->params[0].type.str(), "f32[B, 784] @ cuda:0");
+  EXPECT_EQ(forward->result.str(), "f32[B, 10] @ cuda:0");
+}
+
+TEST(InstantiateTest, PinnedSubmodelsKeepTheirDevices) {
+  Checked c = checkFile(std::string(MODELC_SOURCE_DIR) + "/examples/pipeline.mdl");
+  ASSERT_TRUE(c.ok) << c.dump();
+  std::string error;
+  std::optional<InstantiatedModel> m =
+      c.program().instantiate(*c.program().findModel("Pipeline"), {}, {8, 16, 4}, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(stateLines(*m), (std::vector<std::string>{
+                                "enc.proj.weight: f32[16, 8] @ cuda:0",
+                                "enc.proj.bias: f32[16] @ cuda:0",
+                                "dec.proj.weight: f32[4, 16] @ cuda:1",
+                                "dec.proj.bias: f32[4] @ cuda:1",
+                            }));
+}
+
+TEST(InstantiateTest, DefaultsListsAndBuffers) {
+  Checked c = checkSource(R"(import std.nn
+model Block<D: device>(d: int) {
+  buffer scale: f32[d]
+  attn = nn.Linear(d, d * 3)
+}
+model Net<D: device>(d: int = 4, layers: int = 2) {
+  blocks = [Block(d), Block(d)]
+  head = nn.Conv2d(d, 8, 3, padding: 1)
+})");
+  ASSERT_TRUE(c.ok) << c.dump();
+  std::string error;
+  std::optional<InstantiatedModel> m =
+      c.program().instantiate(*c.program().findModel("Net"), {Device::cpu()}, {}, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(stateLines(*m), (std::vector<std::string>{
+                                "blocks.0.scale: f32[4] @ cpu (buffer)",
+                                "blocks.0.attn.weight: f32[12, 4] @ cpu",
+                                "blocks.0.attn.bias: f32[12] @ cpu",
+                                "blocks.1.scale: f32[4] @ cpu (buffer)",
+                                "blocks.1.attn.weight: f32[12, 4] @ cpu",
+                                "blocks.1.attn.bias: f32[12] @ cpu",
+                                "head.weight: f32[8, 4, 3, 3] @ cpu",
+                                "head.bias: f32[8] @ cpu",
+                            }));
+}
+
+TEST(InstantiateTest, RejectsBadArguments) {
+  Checked c = checkFile(std::string(MODELC_SOURCE_DIR) + "/examples/mlp.mdl");
+  const ModelInfo *mlp = c.program().findModel("Mlp");
+  ASSERT_NE(mlp, nullptr);
+  std::string error;
+  EXPECT_FALSE(c.program().instantiate(*mlp, {}, {1, 2, 3}, error));
+  EXPECT_NE(error.find("device argument"), std::string::npos);
+  EXPECT_FALSE(c.program().instantiate(*mlp, {Device::cuda(0)}, {1, 2}, error));
+  EXPECT_NE(error.find("missing argument `out`"), std::string::npos);
+  EXPECT_FALSE(c.program().instantiate(*mlp, {Device::cuda(0)}, {1, 2, 3, 4}, error));
+  EXPECT_FALSE(c.program().instantiate(*mlp, {Device::param(mlp->decl, 0)}, {1, 2, 3}, error));
+}
+
+TEST(InstantiateTest, GenericSignaturesAreRecorded) {
+  Checked c = checkFile(std::string(MODELC_SOURCE_DIR) + "/examples/lenet5.mdl");
+  ASSERT_TRUE(c.ok) << c.dump();
+  const ModelInfo *lenet = c.program().findModel("LeNet5");
+  ASSERT_NE(lenet, nullptr);
+  ASSERT_EQ(lenet->submodels.size(), 5u);
+  EXPECT_EQ(lenet->submodels[0].name, "conv1");
+  EXPECT_EQ(lenet->submodels[0].type.str(), "model Conv2d<D>");
+  EXPECT_EQ(lenet->fns[0].result.str(), "f32[B, classes] @ D");
+  // The stdlib's Conv2d keeps its output size symbolic.
+  const ModelInfo *conv = c.program().findModel("Conv2d");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->fns[0].result.str(),
+            "f32[N, out_ch, (H - kernel + 2*padding)/stride + 1, (W - kernel + 2*padding)/stride + "
+            "1] @ D");
+}
+
+} // namespace
