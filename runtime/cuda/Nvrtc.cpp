@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+#include <iterator>
 #include <mutex>
 
 namespace modelc::cuda {
@@ -21,6 +22,32 @@ namespace {
 struct NvrtcProgramImpl;
 using NvrtcProgram = NvrtcProgramImpl *;
 constexpr int NvrtcSuccess = 0;
+
+/// NVRTC has no C library headers, yet generated kernels (EmitC prints
+/// `#include <stdint.h>` and int32_t) need the fixed-width integer types:
+/// these in-memory headers supply them, sized as on the 64-bit host.
+constexpr const char *StdintHeader = R"(#pragma once
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+)";
+constexpr const char *CstdintHeader = R"(#pragma once
+#include <stdint.h>
+namespace std {
+using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
+using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;
+using ::intptr_t; using ::uintptr_t;
+}
+)";
+constexpr const char *BuiltinHeaders[] = {StdintHeader, CstdintHeader};
+constexpr const char *BuiltinHeaderNames[] = {"stdint.h", "cstdint"};
 
 } // namespace
 
@@ -131,7 +158,9 @@ llvm::Expected<std::string> Nvrtc::compile(const NvrtcRequest &request) const {
   std::string source = request.source.str();
   std::string name = request.name.str();
   NvrtcProgram program = nullptr;
-  int status = api->createProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  int status = api->createProgram(&program, source.c_str(), name.c_str(),
+                                  static_cast<int>(std::size(BuiltinHeaders)), BuiltinHeaders,
+                                  BuiltinHeaderNames);
   if (status != NvrtcSuccess)
     return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
                          llvm::formatv("nvrtcCreateProgram failed for '{0}': {1}", name,
@@ -180,6 +209,7 @@ llvm::Expected<KernelCache::Payload> Nvrtc::compileCached(const NvrtcRequest &re
                                                           KernelCache &cache) const {
   CacheKey key;
   key.add("modelc-nvrtc").add(request.source).add(request.arch);
+  key.add(StdintHeader).add(CstdintHeader);
   key.add(request.output == NvrtcOutput::PTX ? "ptx" : "cubin");
   key.add(int64_t(nvrtcVersion.major)).add(int64_t(nvrtcVersion.minor));
   for (const std::string &option : optionsFor(request))

@@ -5,6 +5,10 @@
 // start where CUDA is absent and report "NVRTC not found" only when a kernel
 // must actually be compiled. NVRTC needs no GPU and no driver.
 //
+// NVRTC has no C library headers; compile() provides in-memory `stdint.h`
+// and `cstdint` (the fixed-width integer types that EmitC output uses), so the
+// same source also builds for the emulator against the host's real ones.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_RUNTIME_CUDA_NVRTC_H
 #define MODELC_RUNTIME_CUDA_NVRTC_H

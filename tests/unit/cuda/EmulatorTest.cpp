@@ -249,6 +249,21 @@ extern "C" __global__ void reverse_each_block(const float *in, float *out) {
       ASSERT_EQ(out[block * 32 + t], in[block * 32 + 31 - t]);
 }
 
+TEST_F(EmulatorTest, EmitCGeneratedKernelMatchesReference) {
+  const int n = 777;
+  std::vector<float> in = randomFloats(n, 10, -2.0f, 2.0f);
+  DeviceBuffer din = DeviceBuffer::upload(emulator(), 0, in);
+  DeviceBuffer dout(emulator(), 0, n * sizeof(float));
+  int32_t count = n;
+  float alpha = 1.5f;
+  void *args[] = {&din.pointer, &dout.pointer, &count, &alpha};
+  ASSERT_OK(emulator().launch(0, kernel("emitc_scale_relu.cu", "emitc_scale_relu"),
+                              {(n + 255) / 256}, {256}, args));
+  std::vector<float> out = dout.download<float>(n);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], std::max(in[i] * alpha, 0.0f)) << i;
+}
+
 TEST_F(EmulatorTest, AtomicsAreExactAcrossBlocksOnSeveralThreads) {
   const int n = 20000, bins = 7;
   DeviceBuffer histogram = DeviceBuffer::upload(emulator(), 0, std::vector<int>(bins, 0));

@@ -100,6 +100,40 @@ TEST(Nvrtc, CachedCompilesAreKeyedByArchitectureAndVersion) {
   EXPECT_EQ(cache.stats().memoHits, 1u);
 }
 
+TEST(Nvrtc, EmitCKernelIsCurrentWithItsSource) {
+  // emitc_scale_relu.cu is mlir-translate's output for the .mlir beside it;
+  // regenerate it to prove the EmitC route still prints what NVRTC accepts.
+  std::string translate = "/usr/lib/llvm-22/bin/mlir-translate";
+  if (!llvm::sys::fs::can_execute(translate))
+    GTEST_SKIP() << "mlir-translate not found at " << translate;
+  TemporaryDirectory dir;
+  std::string output = dir.path() + "/out.cu";
+  std::string input = std::string(MODELC_CUDA_TEST_KERNELS) + "/emitc_scale_relu.mlir";
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(output),
+                                                std::nullopt};
+  ASSERT_EQ(llvm::sys::ExecuteAndWait(translate, {translate, "--mlir-to-cpp", input}, std::nullopt,
+                                      redirects, 60),
+            0);
+  auto generated = llvm::MemoryBuffer::getFile(output);
+  ASSERT_TRUE(bool(generated));
+  std::string checkedIn = readKernel("emitc_scale_relu.cu");
+  // The checked-in file adds a two-line comment in front.
+  llvm::StringRef body = checkedIn;
+  body = body.split('\n').second.split('\n').second;
+  EXPECT_EQ((*generated)->getBuffer(), body);
+}
+
+TEST(Nvrtc, StdintTypesAreAvailable) {
+  REQUIRE_NVRTC(nvrtc);
+  NvrtcRequest request;
+  request.source = "#include <cstdint>\n#include <stdint.h>\n"
+                   "static_assert(sizeof(int64_t) == 8 && sizeof(uint8_t) == 1, \"\");\n"
+                   "extern \"C\" __global__ void k(std::int32_t *p, uint64_t n) {\n"
+                   "  if (threadIdx.x < n) p[threadIdx.x] = (int32_t)n;\n}\n";
+  llvm::Expected<std::string> ptx = nvrtc.compile(request);
+  EXPECT_TRUE(bool(ptx)) << llvm::toString(ptx.takeError());
+}
+
 struct KernelTarget {
   std::string file;
   std::string arch;
