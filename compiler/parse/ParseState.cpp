@@ -17,10 +17,11 @@ bool ParseState::admitError(size_t offset, size_t line) {
   return true;
 }
 
-bool ParseState::admitLexicalError(size_t firstLine, size_t lastLine) {
-  for (size_t line = firstLine; line <= lastLine && line < firstLine + 2; ++line)
-    lexicalErrorLines_.insert(line);
-  lexicalErrorLines_.insert(lastLine);
+bool ParseState::admitLexicalError(size_t firstLine, size_t lastLine, bool shadowsLines) {
+  if (shadowsLines) {
+    lexicalErrorLines_.insert(firstLine);
+    lexicalErrorLines_.insert(lastLine);
+  }
   if (errors_ >= kMaxSyntaxErrors)
     return false;
   ++errors_;

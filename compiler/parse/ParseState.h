@@ -69,9 +69,10 @@ public:
   /// most one per line, never at or before one already reported, and at
   /// most kMaxSyntaxErrors in all. Counts it when it is.
   bool admitError(size_t offset, size_t line);
-  /// Decides whether a lexical error is reported (only the budget applies)
-  /// and remembers the lines it covers: a syntax error there is follow-on.
-  bool admitLexicalError(size_t firstLine, size_t lastLine);
+  /// Decides whether a lexical error is reported (only the budget applies).
+  /// An unterminated string or comment `shadowsLines` first..last: syntax
+  /// errors there are its consequences and are not reported.
+  bool admitLexicalError(size_t firstLine, size_t lastLine, bool shadowsLines);
 
 private:
   const char *textBegin_;

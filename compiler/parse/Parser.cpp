@@ -98,7 +98,7 @@ private:
 
   void reportBadChars(antlr4::Token *first, antlr4::Token *last) {
     Range r = Range::join(state_.range(first), state_.range(last));
-    if (!state_.admitLexicalError(first->getLine(), last->getLine()))
+    if (!state_.admitLexicalError(first->getLine(), last->getLine(), false))
       return;
     Range firstChar = state_.range(first);
     auto builder = state_.diags.report(DiagId::InvalidCharacter, r, describeChar(firstChar.text()));
@@ -115,7 +115,11 @@ private:
   bool scanTokens() {
     const size_t openers[] = {tokenType("("), tokenType("["), tokenType("{")};
     const size_t closers[] = {tokenType(")"), tokenType("]"), tokenType("}")};
-    std::vector<size_t> open;     // byte offsets of open brackets
+    struct OpenBracket {
+      size_t offset; // in bytes
+      size_t kind;   // index into openers
+    };
+    std::vector<OpenBracket> open;
     std::vector<uint16_t> braces; // stack positions of the open `{`
     bool tooDeep = false;
     const std::vector<antlr4::Token *> &tokens = tokens_.getTokens();
@@ -136,7 +140,7 @@ private:
         i = last;
       } else if (type == MdlLexer::UNTERMINATED_STRING) {
         Range r = state_.range(token);
-        if (state_.admitLexicalError(token->getLine(), token->getLine()))
+        if (state_.admitLexicalError(token->getLine(), token->getLine(), true))
           state_.diags.report(DiagId::UnterminatedString, r)
               .primary("this string is never closed")
               .help("close it with `\"`", {{r.after(), "\""}}, Applicability::MaybeIncorrect);
@@ -144,13 +148,14 @@ private:
         Range r = state_.range(token);
         size_t begin = state_.offsetOf(r.begin);
         size_t endLine = token->getLine() + size_t(llvm::count(r.text(), '\n'));
-        if (state_.admitLexicalError(token->getLine(), endLine))
+        if (state_.admitLexicalError(token->getLine(), endLine, true))
           state_.diags.report(DiagId::UnterminatedComment, state_.bytes(begin, begin + 2))
               .primary("this comment is never closed")
               .note("a block comment runs to the first `*/`; they do not nest");
       } else if (!tooDeep && llvm::is_contained(openers, type)) {
-        open.push_back(state_.offsetOf(state_.range(token).begin));
-        if (type == openers[2])
+        size_t kind = size_t(llvm::find(openers, type) - std::begin(openers));
+        open.push_back({state_.offsetOf(state_.range(token).begin), kind});
+        if (kind == 2)
           braces.push_back(uint16_t(open.size()));
         if (open.size() > kMaxBracketDepth) {
           tooDeep = true;
@@ -158,13 +163,24 @@ private:
               .primary("this bracket is one level too deep")
               .note("deeper nesting is refused so that parsing cannot exhaust the stack");
         }
-      } else if (!tooDeep && llvm::is_contained(closers, type) && !open.empty()) {
-        if (!braces.empty() && braces.back() == open.size())
-          braces.pop_back();
-        open.pop_back();
+      } else if (!tooDeep && llvm::is_contained(closers, type)) {
+        // A closer ends its nearest matching opener and any unclosed ones
+        // inside it (`f(a[1)` closes the `[` too); a stray one ends nothing.
+        // It sits at the depth of the bracket it closes, so recovery sees
+        // the `}` of a block as leaving the block.
+        size_t kind = size_t(llvm::find(closers, type) - std::begin(closers));
+        auto match = llvm::find_if(llvm::reverse(open),
+                                   [&](const OpenBracket &b) { return b.kind == kind; });
+        if (match != open.rend()) {
+          open.erase(std::prev(match.base()), open.end());
+          while (!braces.empty() && braces.back() > open.size())
+            braces.pop_back();
+          state_.bracketDepth[i] = uint16_t(open.size());
+        }
       }
     }
-    state_.unclosedBrackets = std::move(open);
+    for (const OpenBracket &bracket : open)
+      state_.unclosedBrackets.push_back(bracket.offset);
     return !tooDeep;
   }
 

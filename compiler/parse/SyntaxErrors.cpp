@@ -1,7 +1,10 @@
 //===- SyntaxErrors.cpp - ANTLR errors as modelc diagnostics --------------===//
 #include "parse/SyntaxErrors.h"
 
+#include "Exceptions.h"
 #include "MdlLexer.h"
+#include "MdlParser.h"
+#include "NoViableAltException.h"
 #include "Parser.h"
 #include "Vocabulary.h"
 #include "misc/IntervalSet.h"
@@ -70,6 +73,11 @@ public:
       types_.push_back(type == -1 ? antlr4::Token::EOF : size_t(type));
     fold();
   }
+  /// A set that is just one category ("expression").
+  ExpectedSet(llvm::StringRef category, const antlr4::dfa::Vocabulary &vocab) : vocab_(vocab) {
+    categories_.push_back(category.str());
+    items_.push_back(category.str());
+  }
 
   /// "`)`", "`)` or `,`", "one of `)`, `,` or `@`".
   std::string phrase() const {
@@ -120,7 +128,7 @@ private:
       operators.push_back(punct(op));
     // After a complete operand ANTLR expects every operator; say so once.
     collapse({punct("+"), punct("*"), L::AND}, operators, "operator");
-    collapse({L::INT_LIT, L::FLOAT_LIT, L::NOT}, exprStart, "expression");
+    collapse({L::INT_LIT, L::FLOAT_LIT, L::STRING_LIT}, exprStart, "expression");
     collapse({L::F32, L::INT_T},
              {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL, L::INT_T, L::FLOAT_T},
              "type");
@@ -132,7 +140,8 @@ private:
     for (size_t i = hasOperator ? 1 : 0; i < categories_.size(); ++i)
       items_.push_back(categories_[i]);
     for (size_t type : types_)
-      items_.push_back(describeKind(type, vocab_));
+      if (std::string item = describeKind(type, vocab_); !llvm::is_contained(items_, item))
+        items_.push_back(item);
     if (hasOperator)
       items_.push_back("operator");
   }
@@ -170,10 +179,39 @@ std::string parse::describeToken(const antlr4::Token &token, const antlr4::dfa::
   return "`" + excerpt(token.getText()) + "`";
 }
 
+namespace {
+
+/// Tokens after which only an operand can come: when prediction fails just
+/// after one of them, "expected expression" is the useful message (ANTLR's
+/// expected set belongs to the decision that started earlier).
+bool needsOperandAfter(const antlr4::Token &token, const antlr4::dfa::Vocabulary &vocab) {
+  if (token.getType() == MdlLexer::AND || token.getType() == MdlLexer::OR ||
+      token.getType() == MdlLexer::NOT)
+    return true;
+  static const llvm::StringRef operators[] = {"+",  "-", "*",  "/", "%",  "@", "**", "==", ",",
+                                              "!=", "<", "<=", ">", ">=", "=", "(",  "["};
+  return llvm::is_contained(operators, literalSpelling(token.getType(), vocab));
+}
+
+/// The keyword an identifier was probably meant to be (`modle` -> `model`).
+std::optional<llvm::StringRef> likelyKeyword(const antlr4::Token &token) {
+  if (token.getType() != MdlLexer::IDENT)
+    return std::nullopt;
+  std::string text = token.getText();
+  if (text.size() < 3)
+    return std::nullopt;
+  for (llvm::StringRef keyword : {"model", "import", "param", "buffer", "return", "let", "for"})
+    if (llvm::StringRef(text).edit_distance(keyword, true, 2) <= (keyword.size() > 4 ? 2 : 1))
+      return keyword;
+  return std::nullopt;
+}
+
+} // namespace
+
 void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
                                       antlr4::Token *offendingSymbol, size_t line,
                                       size_t /*charPositionInLine*/, const std::string & /*msg*/,
-                                      std::exception_ptr /*e*/) {
+                                      std::exception_ptr e) {
   auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
   if (!parser || !offendingSymbol) {
     // The lexer has a catch-all rule and never fails; if it ever does, say
@@ -196,7 +234,44 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
   } catch (...) {
     // An inconsistent parser state has no expected set; describe nothing.
   }
-  ExpectedSet expected(expectedTypes, vocab);
+  // At the top level ANTLR only knows EOF can come next; a model can, too.
+  if (expectedTypes == std::vector<ssize_t>{-1} &&
+      dynamic_cast<grammar::MdlParser::FileContext *>(parser->getContext()))
+    expectedTypes.insert(expectedTypes.begin(), MdlLexer::MODEL);
+
+  // The real token before the offending one.
+  antlr4::Token *previous = nullptr;
+  size_t index = offendingSymbol->getTokenIndex();
+  if (state_.tokens && index != INVALID_INDEX)
+    for (size_t i = index; i-- > 0;)
+      if (antlr4::Token *token = state_.tokens->get(i);
+          token->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+        previous = token;
+        break;
+      }
+
+  bool noViableAlt = false;
+  try {
+    if (e)
+      std::rethrow_exception(e);
+  } catch (const antlr4::NoViableAltException &) {
+    noViableAlt = true;
+  } catch (...) {
+  }
+  // In types, `@` and `[` are not operators.
+  bool inExpression = false;
+  if (antlr4::ParserRuleContext *ctx = parser->getContext()) {
+    using P = grammar::MdlParser;
+    size_t rule = ctx->getRuleIndex();
+    inExpression = rule != P::RuleType && rule != P::RuleTensorType && rule != P::RuleDim &&
+                   rule != P::RuleDimAtom && rule != P::RuleDevice && rule != P::RuleDtype &&
+                   rule != P::RuleScalarType && rule != P::RuleFnParam &&
+                   rule != P::RuleDevParams && rule != P::RuleDevParam;
+  }
+  ExpectedSet expected =
+      noViableAlt && inExpression && previous && needsOperandAfter(*previous, vocab)
+          ? ExpectedSet("expression", vocab)
+          : ExpectedSet(expectedTypes, vocab);
   std::string found = describeToken(*offendingSymbol, vocab);
 
   auto builder = state_.diags.report(DiagId::UnexpectedToken, at, expected.phrase(), found);
@@ -206,9 +281,21 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
     size_t open = state_.unclosedBrackets.back();
     builder.label(state_.bytes(open, open + 1), "unclosed delimiter");
   }
+  std::string spelling = literalSpelling(offendingSymbol->getType(), vocab);
+  if (isKeywordSpelling(spelling) && expected.phrase().find("identifier") != std::string::npos)
+    builder.note("`" + spelling + "` is a keyword and cannot be used as a name");
+
+  for (antlr4::Token *candidate : {offendingSymbol, previous}) {
+    if (!candidate)
+      continue;
+    if (std::optional<llvm::StringRef> keyword = likelyKeyword(*candidate)) {
+      builder.help(("did you mean `" + *keyword + "`?").str(),
+                   {{state_.range(candidate), keyword->str()}}, Applicability::MaybeIncorrect);
+      return;
+    }
+  }
   std::string insert = expected.onlyPunctuation();
-  antlr4::Token *previous = parser->getTokenStream()->LT(-1);
-  if (!insert.empty() && previous && previous->getType() != antlr4::Token::EOF)
+  if (!insert.empty() && previous)
     builder.help("insert `" + insert + "`", {{state_.range(previous).after(), insert}},
                  Applicability::MaybeIncorrect);
 }
