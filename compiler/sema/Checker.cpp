@@ -69,7 +69,6 @@ void Checker::declareModels(ModuleScope &scope) {
       program_.decls.push_back(
           {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}, {}});
     }
-    moduleOfModel_[&decl] = scope.module;
     it->second = &program_.addModel(std::move(info));
     program_.decls.push_back(
         {decl.name.range, decl.name.name, "model " + decl.name.name, {}, decl.doc, {}});
@@ -524,7 +523,6 @@ void Checker::checkBodies(ModelInfo &model) {
     ctx.scopes.emplace_back();
     ctx.home = model.homeDevice();
     fn_ = &ctx;
-    currentFnName = "";
     Value v = checkExpr(*s.decl->init);
     if (!s.type.isError())
       checkAgainstDeclared(v, s.type, s.origin, s.decl->type->range, "`" + s.name + "`",
@@ -576,7 +574,6 @@ void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
   ctx.home = model.homeDevice();
   ctx.scopes.emplace_back();
   fn_ = &ctx;
-  currentFnName = fn.name;
   inFnBody = true;
   ctx.firstDecl = program_.decls.size();
   for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -976,18 +973,15 @@ void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Valu
     diag.note(oddOrigin.message.str(), oddOrigin.range);
   if (otherOrigin.isKnown() && otherOrigin.range != oddOrigin.range)
     diag.note(otherOrigin.message.str(), otherOrigin.range);
-  if ((oddOrigin.kind == DeviceOrigin::Kind::Declared ||
-       oddOrigin.kind == DeviceOrigin::Kind::FnParam) &&
-      oddOrigin.editRange.isValid() && !target.isVar())
+  bool declFix = (oddOrigin.kind == DeviceOrigin::Kind::Declared ||
+                  oddOrigin.kind == DeviceOrigin::Kind::FnParam) &&
+                 oddOrigin.editRange.isValid() && !target.isVar();
+  if (declFix)
     diag.help("declare it on " + target.str(), {{oddOrigin.editRange, target.str()}},
               Applicability::MaybeIncorrect);
   if (odd.expr && !target.isVar())
-    diag.help("or move it to " + target.str() + " here", toEdits(*odd.expr, target));
-}
-
-bool Checker::requireDevice(const Value &v, Device expected, const DeviceOrigin &,
-                            const DeviceOrigin &bindingOrigin) {
-  return fn_->unifier.unify(v.type.dev, expected, bindingOrigin);
+    diag.help((declFix ? "or move it to " : "move it to ") + target.str() + " here",
+              toEdits(*odd.expr, target));
 }
 
 bool Checker::requireSameDType(llvm::StringRef op, const Value &anchor, const Value &other) {

@@ -92,10 +92,6 @@ public:
   std::optional<Device> unifyDevices(llvm::StringRef op, Range opRange, const ast::Expr &whole,
                                      llvm::ArrayRef<const Value *> operands);
   void reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &a, const Value &b);
-  /// Requires `v` to be on `expected` (a parameter or declared type);
-  /// binds inferred devices. Returns false when it is not.
-  bool requireDevice(const Value &v, Device expected, const DeviceOrigin &expectedOrigin,
-                     const DeviceOrigin &bindingOrigin);
   std::vector<Edit> toEdits(const ast::Expr &operand, Device target);
   std::vector<Edit> castEdits(const ast::Expr &operand, ast::DType target);
   /// Whether `.to(...)` can be appended to `e` without parentheses.
@@ -172,13 +168,10 @@ private:
 
 public:
   const ModuleScope *scopeOf(const ast::Module *module) const;
-  const ast::Module *currentModule = nullptr;
   std::vector<std::unique_ptr<ModuleScope>> modules_;
   llvm::DenseMap<const ast::Module *, ModuleScope *> scopeByModule_;
-  llvm::DenseMap<const ast::ModelDecl *, const ast::Module *> moduleOfModel_;
   /// The model a model-level expression or fn belongs to.
   ModelInfo *currentModel = nullptr;
-  llvm::StringRef currentFnName;
   bool inFnBody = false;
 };
 
