@@ -28,6 +28,7 @@ enum class CudaErrorKind {
   KernelNotFound,      ///< No kernel of that name in the module.
   InvalidLaunch,       ///< Bad grid/block dimensions or arguments.
   InvalidCopy,         ///< A copy outside an allocation or across devices.
+  InvalidFree,         ///< Freeing what is not the start of a live allocation.
   OutOfBounds,         ///< An emulated kernel touched memory outside its allocation.
   CrossDeviceAccess,   ///< An emulated kernel touched another device's memory.
   KernelFault,         ///< Other emulated-kernel faults: null pointer, stack

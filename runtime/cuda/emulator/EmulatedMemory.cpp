@@ -65,7 +65,7 @@ llvm::Error EmulatedMemory::release(int device, void *pointer) {
   uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
   std::optional<EmulatedAllocation> allocation = findMapping(address);
   if (!allocation || allocation->begin != address)
-    return makeCudaError(CudaErrorKind::InvalidCopy,
+    return makeCudaError(CudaErrorKind::InvalidFree,
                          llvm::formatv("cuda:{0}: cannot free {1}: it is not the start of an "
                                        "allocation (freed twice, or never allocated?)",
                                        device, pointer));

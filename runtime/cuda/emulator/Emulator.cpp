@@ -117,23 +117,31 @@ void onFault(int signal, siginfo_t *info, void *context) {
   siglongjmp(fault->jump, 1);
 }
 
+/// Puts our handlers first in line. Called by every launch (under the
+/// emulator lock): a handler installed after ours (LLVM's crash reporting,
+/// say) would otherwise turn a reportable kernel fault into a crash. The
+/// displaced handler becomes the one faults elsewhere are forwarded to.
 void installFaultHandlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  static std::mutex installMutex;
+  std::lock_guard<std::mutex> lock(installMutex);
+  for (unsigned i = 0; i < CaughtCount; ++i) {
+    struct sigaction current;
+    if (sigaction(CaughtSignals[i], nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+        current.sa_sigaction == onFault)
+      continue;
     struct sigaction action;
     std::memset(&action, 0, sizeof(action));
     action.sa_sigaction = onFault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
-    for (unsigned i = 0; i < CaughtCount; ++i)
-      sigaction(CaughtSignals[i], &action, &previousActions[i]);
-    struct sigaction watchdog;
-    std::memset(&watchdog, 0, sizeof(watchdog));
-    watchdog.sa_handler = onWatchdog;
-    watchdog.sa_flags = SA_ONSTACK;
-    sigemptyset(&watchdog.sa_mask);
-    sigaction(watchdogSignal(), &watchdog, nullptr);
-  });
+    sigaction(CaughtSignals[i], &action, &previousActions[i]);
+  }
+  struct sigaction watchdog;
+  std::memset(&watchdog, 0, sizeof(watchdog));
+  watchdog.sa_handler = onWatchdog;
+  watchdog.sa_flags = SA_ONSTACK;
+  sigemptyset(&watchdog.sa_mask);
+  sigaction(watchdogSignal(), &watchdog, nullptr);
 }
 
 /// An alternate signal stack for the current thread, so the fault handler

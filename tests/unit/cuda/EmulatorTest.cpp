@@ -13,6 +13,8 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <csignal>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -444,7 +446,7 @@ TEST_F(EmulatorTest, BadLaunchesAndFreesAreErrorsNotCrashes) {
   llvm::Expected<void *> once = emulator().allocate(0, 32);
   ASSERT_TRUE(bool(once)) << llvm::toString(once.takeError());
   ASSERT_OK(emulator().free(0, *once));
-  EXPECT_EQ(failureOf(emulator().free(0, *once)).kind, CudaErrorKind::InvalidCopy);
+  EXPECT_EQ(failureOf(emulator().free(0, *once)).kind, CudaErrorKind::InvalidFree);
 }
 
 TEST_F(EmulatorTest, ModulesReportMissingKernelsAndCompileErrors) {
@@ -466,6 +468,31 @@ TEST_F(EmulatorTest, ModulesReportMissingKernelsAndCompileErrors) {
   EXPECT_EQ(broken.kind, CudaErrorKind::HostCompileFailed);
   EXPECT_NE(broken.text.find("broken.cu"), std::string::npos) << broken.text;
   EXPECT_NE(broken.text.find("undefined_name"), std::string::npos) << broken.text;
+}
+
+TEST(EmulatorSignals, FaultsStayReportableWhenAnotherHandlerWasInstalledLater) {
+  EmulatorOptions options;
+  options.deviceCount = 1;
+  options.workerThreads = 1;
+  Emulator emulator(options);
+  llvm::Expected<std::shared_ptr<const EmulatedModule>> module =
+      emulator.loadModule(readKernel("faults.cu"), "faults.cu");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  llvm::Expected<EmulatedKernel> overrun = (*module)->kernel("off_by_one");
+  ASSERT_TRUE(bool(overrun));
+  DeviceBuffer out(emulator, 0, 16 * sizeof(float));
+  int n = 16;
+  void *args[] = {&out.pointer, &n};
+  // Someone (a crash reporter) takes SIGSEGV after the emulator's first use.
+  EXPECT_EQ(failureOf(emulator.launch(0, *overrun, {1}, {32}, args)).kind,
+            CudaErrorKind::OutOfBounds);
+  struct sigaction crashReporter, previous;
+  std::memset(&crashReporter, 0, sizeof(crashReporter));
+  crashReporter.sa_handler = [](int) { std::_Exit(86); };
+  sigaction(SIGSEGV, &crashReporter, &previous);
+  EXPECT_EQ(failureOf(emulator.launch(0, *overrun, {1}, {32}, args)).kind,
+            CudaErrorKind::OutOfBounds);
+  sigaction(SIGSEGV, &previous, nullptr);
 }
 
 TEST(EmulatorWatchdog, EndlessKernelIsStoppedAndReported) {
