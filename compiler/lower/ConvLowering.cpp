@@ -1,8 +1,10 @@
 //===- ConvLowering.cpp - mdl conv2d and pooling -> padded linalg.generic ==//
 //
-// Inputs are padded with tensor.pad, then a generic iterates over
-// (n, c, oh, ow, window...) with strided/dilated affine input maps. Grouped
-// convolution selects the input channel as (oc floordiv O/groups) * C/groups + c.
+// Inputs are padded with tensor.pad. An ungrouped float conv with static
+// channel and spatial extents becomes im2col + one 2-D matmul (so OpenBLAS
+// runs it); otherwise a generic iterates over (n, c, oh, ow, window...) with
+// strided/dilated affine input maps, a grouped conv selecting the input
+// channel as (oc floordiv O/groups) * C/groups + c.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +61,89 @@ SmallVector<Value> windowResultDims(OpBuilder &b, Location loc, RankedTensorType
   return dyn;
 }
 
+/// Ungrouped conv as im2col + one 2-D matmul (which the BLAS pass takes):
+///   patches[n, oh, ow, c, kh, kw] = padded[n, c, oh*s + kh*d, ow*s + kw*d]
+///   [N*OH*OW, C*KH*KW] x [C*KH*KW, O] -> [N, OH, OW, O] -> [N, O, OH, OW] (+ bias).
+/// Needs static C, KH, KW, OH, OW; returns null otherwise.
+Value convAsMatmul(OpBuilder &b, Location loc, Value padded, Value weight, Value bias,
+                   RankedTensorType resultType, ArrayRef<int64_t> stride,
+                   ArrayRef<int64_t> dilation) {
+  MLIRContext *ctx = b.getContext();
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  Type elementType = resultType.getElementType();
+  int64_t outChannels = weightType.getDimSize(0), channels = weightType.getDimSize(1),
+          kh = weightType.getDimSize(2), kw = weightType.getDimSize(3),
+          oh = resultType.getDimSize(2), ow = resultType.getDimSize(3);
+  if (ShapedType::isDynamic(channels) || ShapedType::isDynamic(oh) || ShapedType::isDynamic(ow) ||
+      ShapedType::isDynamic(outChannels))
+    return {};
+  int64_t batch = resultType.getDimSize(0);
+  SmallVector<Value> batchDyn;
+  if (ShapedType::isDynamic(batch))
+    batchDyn.push_back(dimValue(b, loc, padded, 0));
+
+  auto patchesType = RankedTensorType::get({batch, oh, ow, channels, kh, kw}, elementType);
+  AffineExpr d[6];
+  for (int i = 0; i < 6; ++i)
+    d[i] = getAffineDimExpr(i, ctx);
+  AffineMap readMap = AffineMap::get(
+      6, 0,
+      {d[0], d[3], d[1] * stride[0] + d[4] * dilation[0], d[2] * stride[1] + d[5] * dilation[1]},
+      ctx);
+  Value patches = linalg::GenericOp::create(
+                      b, loc, TypeRange{patchesType}, ValueRange{padded},
+                      ValueRange{emptyTensor(b, loc, patchesType, batchDyn)},
+                      SmallVector<AffineMap>{readMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+                      SmallVector<IteratorType>(6, IteratorType::parallel),
+                      [](OpBuilder &nb, Location l, ValueRange args) {
+                        linalg::YieldOp::create(nb, l, args[0]);
+                      })
+                      .getResult(0);
+  Value columns = tensor::CollapseShapeOp::create(
+      b, loc, patches, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value flatWeight = tensor::CollapseShapeOp::create(
+      b, loc, weight, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  auto weightTType = RankedTensorType::get({channels * kh * kw, outChannels}, elementType);
+  Value weightT =
+      linalg::TransposeOp::create(b, loc, flatWeight, emptyTensor(b, loc, weightTType, {}),
+                                  SmallVector<int64_t>{1, 0})
+          .getResult()[0];
+  auto productType = RankedTensorType::get(
+      {ShapedType::isDynamic(batch) ? ShapedType::kDynamic : batch * oh * ow, outChannels},
+      elementType);
+  SmallVector<Value> productDyn;
+  if (ShapedType::isDynamic(batch))
+    productDyn.push_back(dimValue(b, loc, columns, 0));
+  Value acc = filledTensor(b, loc, productType, productDyn, scalarConstant(b, loc, elementType, 0));
+  Value product =
+      linalg::MatmulOp::create(b, loc, ValueRange{columns, weightT}, ValueRange{acc}).getResult(0);
+  SmallVector<OpFoldResult> nhwcShape = {
+      ShapedType::isDynamic(batch) ? OpFoldResult(batchDyn[0]) : b.getIndexAttr(batch),
+      b.getIndexAttr(oh), b.getIndexAttr(ow), b.getIndexAttr(outChannels)};
+  Value nhwc = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, oh, ow, outChannels}, elementType), product,
+      SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}, nhwcShape);
+
+  // Back to NCHW, adding the bias in the same pass.
+  SmallVector<Value> inputs = {nhwc};
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d[0], d[2], d[3], d[1]}, ctx)};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(4, 0, {d[1]}, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
+  return linalg::GenericOp::create(b, loc, TypeRange{resultType}, inputs,
+                                   ValueRange{emptyTensor(b, loc, resultType, batchDyn)}, maps,
+                                   SmallVector<IteratorType>(4, IteratorType::parallel),
+                                   [&](OpBuilder &nb, Location l, ValueRange args) {
+                                     Value v = args[0];
+                                     if (bias)
+                                       v = arith::AddFOp::create(nb, l, v, args[1]);
+                                     linalg::YieldOp::create(nb, l, v);
+                                   })
+      .getResult(0);
+}
+
 FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTensorType resultType,
                              ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -79,7 +164,13 @@ FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTenso
   Value padded =
       padSpatial(rewriter, loc, input, padding, scalarConstant(rewriter, loc, elementType, 0.0));
 
-  // Output initialised with the bias (or zero), accumulated over (c, kh, kw).
+  if (groups == 1 && isa<FloatType>(elementType))
+    if (Value viaMatmul = convAsMatmul(rewriter, loc, padded, weight, adaptor.getBias(), resultType,
+                                       stride, dilation))
+      return viaMatmul;
+
+  // Direct form: output initialised with the bias (or zero), accumulated
+  // over (c, kh, kw).
   SmallVector<int64_t> kernel = {weightType.getDimSize(2), weightType.getDimSize(3)};
   SmallVector<Value> dyn = windowResultDims(rewriter, loc, resultType, input, weight, 0, kernel,
                                             stride, padding, dilation);

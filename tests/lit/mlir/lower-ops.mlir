@@ -12,8 +12,9 @@
 // LLVM: llvm.func @indexing_and_losses
 // LLVM: llvm.func @creation
 
-// Indexing maps print first: the plain and the grouped (2 groups) conv input.
-// CHECK-DAG: #[[CONV_IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+// Indexing maps print first: im2col patches of the plain conv, and the input
+// of the grouped (2 groups) conv.
+// CHECK-DAG: #[[PATCHES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
 // CHECK-DAG: #[[GROUP_IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 4) * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
 
 // CHECK-LABEL: func.func @elementwise
@@ -105,8 +106,11 @@ func.func @shapes(%a: tensor<?x4x6xf32>, %b: tensor<?x2x6xf32>)
 
 // CHECK-LABEL: func.func @conv_pool
 // CHECK: tensor.pad
-// CHECK: linalg.generic {indexing_maps = [#[[CONV_IN]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
-// CHECK: linalg.generic {indexing_maps = [#[[GROUP_IN]]
+// CHECK: linalg.generic {indexing_maps = [#[[PATCHES]]
+// CHECK: tensor.collapse_shape {{.*}} {{\[}}[0, 1, 2], [3, 4, 5]]
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul
+// CHECK: linalg.generic {indexing_maps = [#[[GROUP_IN]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: arith.divf
 func.func @conv_pool(%x: tensor<?x4x32x32xf32>, %w: tensor<8x4x5x5xf32>, %b: tensor<8xf32>, %gw: tensor<8x2x3x3xf32>)

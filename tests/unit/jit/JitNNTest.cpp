@@ -48,6 +48,52 @@ func.func @conv(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
   expectNear(y.values(), expected, 1e-5f);
 }
 
+/// Direct NCHW convolution with zero padding.
+std::vector<float> referenceConv(const std::vector<float> &x, const std::vector<float> &w,
+                                 const std::vector<float> &bias, int n, int c, int h, int wd, int o,
+                                 int k, int stride, int pad, int dil, int oh, int ow) {
+  std::vector<float> y(static_cast<size_t>(n * o * oh * ow));
+  for (int b = 0; b < n; ++b)
+    for (int oc = 0; oc < o; ++oc)
+      for (int i = 0; i < oh; ++i)
+        for (int j = 0; j < ow; ++j) {
+          float acc = bias[oc];
+          for (int ic = 0; ic < c; ++ic)
+            for (int kh = 0; kh < k; ++kh)
+              for (int kw = 0; kw < k; ++kw) {
+                int ih = i * stride - pad + kh * dil, iw = j * stride - pad + kw * dil;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd)
+                  continue;
+                acc += x[((b * c + ic) * h + ih) * wd + iw] * w[((oc * c + ic) * k + kh) * k + kw];
+              }
+          y[((b * o + oc) * oh + i) * ow + j] = acc;
+        }
+  return y;
+}
+
+// Ungrouped: lowered as im2col + matmul (OpenBLAS), with a dynamic batch.
+TEST(JitNNTest, DilatedConv2dThroughMatmul) {
+  auto module = compileOrFail(R"mlir(
+func.func @conv(%x: tensor<?x3x9x9xf32>, %w: tensor<5x3x3x3xf32>, %b: tensor<5xf32>)
+    -> tensor<?x5x7x7xf32> {
+  %0 = mdl.conv2d %x, %w, %b {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>,
+                              dilation = array<i64: 2, 2>, groups = 1}
+      : (tensor<?x3x9x9xf32>, tensor<5x3x3x3xf32>, tensor<5xf32>) -> tensor<?x5x7x7xf32>
+  return %0 : tensor<?x5x7x7xf32>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  OwnedMemRef<float, 4> x({2, 3, 9, 9}), w({5, 3, 3, 3}), y({2, 5, 7, 7});
+  OwnedMemRef<float, 1> b({5});
+  fillRandom(x.values(), 23);
+  fillRandom(w.values(), 24);
+  fillRandom(b.values(), 25);
+  ASSERT_FALSE(module->call("conv", {x.get(), w.get(), b.get(), y.get()}));
+  expectNear(y.values(),
+             referenceConv(x.values(), w.values(), b.values(), 2, 3, 9, 9, 5, 3, 1, 1, 2, 7, 7),
+             1e-5f);
+}
+
 TEST(JitNNTest, MaxAndAveragePooling) {
   auto module = compileOrFail(R"mlir(
 func.func @maxp(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
