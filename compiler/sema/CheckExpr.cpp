@@ -127,9 +127,10 @@ static Resolved resolveName(Checker &c, llvm::StringRef name) {
       r.doc = m->decl->doc;
       return r;
     }
-    if (const ast::Module *imported = scope->imports.lookup(name)) {
+    // An import that failed to load is still a name, with the Error type.
+    if (auto it = scope->imports.find(name); it != scope->imports.end()) {
       r.kind = Resolved::Kind::Import;
-      r.value.type = Type::module(imported);
+      r.value.type = it->second ? Type::module(it->second) : Type::error();
       return r;
     }
   }
@@ -675,7 +676,9 @@ Value Checker::checkCall(const ast::CallExpr &call) {
         const auto *scope = scopeOf(r.value.type.moduleDecl);
         ModelInfo *m = scope ? scope->models.lookup(member->member.name) : nullptr;
         checkArgsOnly();
-        if (!m) {
+        if (r.value.type.isError()) {
+          // Reported where the import failed.
+        } else if (!m) {
           diags_.report(DiagId::UnknownMember, member->member.range, "module `" + base->name + "`",
                         member->member.name);
         } else {
@@ -899,6 +902,8 @@ Value Checker::checkMember(const ast::MemberExpr &expr) {
     Resolved r = resolveName(*this, base->name);
     if (r.kind == Resolved::Kind::Import) {
       record(*base, r.value, {}, base->name);
+      if (r.value.type.isError())
+        return record(expr, errorValue());
       diags_.report(DiagId::TypeMismatch, expr.range, "a value", "model `" + m.str() + "`")
           .primary("a model is instantiated in the model body: `name = " + expr.range.text().str() +
                    "(...)`");

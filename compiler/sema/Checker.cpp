@@ -333,6 +333,8 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
       return std::nullopt;
     }
     lookIn = it->second;
+    if (!lookIn)
+      return std::nullopt; // the import failed and was reported
   }
   const ModuleScope *calleeScope = scopeOf(lookIn);
   ModelInfo *callee = calleeScope ? calleeScope->models.lookup(modelName->name) : nullptr;

@@ -154,12 +154,14 @@ const ast::Module *Compilation::loadModule(unsigned bufferId, const std::string 
       diag.primary("no file `" + std::string(relative) + "` found");
       for (const std::string &root : roots)
         diag.note("searched " + root);
+      imports.try_emplace(import.path.back().name, nullptr);
       continue;
     }
     const ast::Module *target = nullptr;
     if (impl_->inProgress.count(*found)) {
       diags_.report(DiagId::ImportCycle, import.range, dotted)
           .primary("this import leads back to a module that is still being loaded");
+      imports.try_emplace(import.path.back().name, nullptr);
       continue;
     }
     if (auto it = impl_->moduleByPath.find(*found); it != impl_->moduleByPath.end()) {
@@ -172,6 +174,7 @@ const ast::Module *Compilation::loadModule(unsigned bufferId, const std::string 
       std::optional<unsigned> id = loadBuffer(sourceMgr_, options_, *found, error);
       if (!id) {
         diags_.report(DiagId::UnknownModule, import.range, dotted).note("cannot read it: " + error);
+        imports.try_emplace(import.path.back().name, nullptr);
         continue;
       }
       impl_->bufferByPath[*found] = *id;
