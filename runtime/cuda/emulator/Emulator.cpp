@@ -368,6 +368,85 @@ LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &sta
                         who, verb, address, where)};
 }
 
+/// Everything a worker needs to run blocks of one launch.
+struct LaunchJob {
+  const EmulatedKernel &kernel;
+  const EmulatedModule &module;
+  const EmulatedMemory &memory;
+  int device;
+  Dim3 grid, block;
+  void **args;
+  size_t dynamicSharedBytes;
+  size_t fiberStackSize;
+  LaunchState &state;
+};
+
+/// A worker thread: takes blocks from the shared counter until none are
+/// left or the launch has failed. A fault jumps back to the sigsetjmp point,
+/// is classified and ends this worker.
+void runBlocks(const LaunchJob &job) {
+  LaunchState &state = job.state;
+  AlternateSignalStack signalStack;
+  unsigned threadsPerBlock = job.block.x * job.block.y * job.block.z;
+  std::unique_ptr<FiberStacks> stacks = stackPool().acquire(threadsPerBlock, job.fiberStackSize);
+  GuardedBuffer shared(job.dynamicSharedBytes);
+  if (!stacks->valid() || !shared.valid()) {
+    state.fail(CudaErrorKind::OutOfMemory,
+               "cannot map stacks or shared memory for emulated CUDA threads");
+    return;
+  }
+  char message[512] = {0};
+  modelc_emu_block_launch blockLaunch;
+  std::memset(&blockLaunch, 0, sizeof(blockLaunch));
+  blockLaunch.entry = job.kernel.entry;
+  blockLaunch.args = job.args;
+  blockLaunch.grid[0] = job.grid.x, blockLaunch.grid[1] = job.grid.y;
+  blockLaunch.grid[2] = job.grid.z;
+  blockLaunch.block[0] = job.block.x, blockLaunch.block[1] = job.block.y;
+  blockLaunch.block[2] = job.block.z;
+  blockLaunch.stacks = stacks->stacks();
+  blockLaunch.stackSize = stacks->stackSize();
+  blockLaunch.error = message;
+  blockLaunch.errorSize = sizeof(message);
+  blockLaunch.dynamicShared = job.dynamicSharedBytes ? shared.data() : nullptr;
+  blockLaunch.dynamicSharedSize = job.dynamicSharedBytes;
+
+  WorkerFault fault;
+  if (sigsetjmp(fault.jump, /*savesigs=*/1) != 0) {
+    unsigned thread[3] = {0, 0, 0}, where[3] = {0, 0, 0};
+    std::string location;
+    if (job.module.currentThread(thread, where))
+      location = llvm::formatv(" (thread ({0},{1},{2}) of block ({3},{4},{5}))", thread[0],
+                               thread[1], thread[2], where[0], where[1], where[2]);
+    LaunchFailure failure =
+        classifyFault(job.memory, *stacks, shared, job.dynamicSharedBytes, fault, job.device,
+                      job.kernel.name, location, stacks->stackSize());
+    state.fail(failure.kind, std::move(failure.message));
+    stackPool().release(std::move(stacks));
+    return;
+  }
+  const Dim3 &grid = job.grid;
+  while (!state.failed) {
+    uint64_t index = state.nextBlock++;
+    if (index >= state.totalBlocks)
+      break;
+    blockLaunch.blockIndex[0] = static_cast<unsigned>(index % grid.x);
+    blockLaunch.blockIndex[1] = static_cast<unsigned>(index / grid.x % grid.y);
+    blockLaunch.blockIndex[2] = static_cast<unsigned>(index / (uint64_t(grid.x) * grid.y));
+    activeFault = &fault;
+    int status = job.module.runBlock(blockLaunch);
+    activeFault = nullptr;
+    if (status != 0) {
+      llvm::StringRef text(message);
+      state.fail(text.starts_with("deadlock") ? CudaErrorKind::Deadlock
+                                              : CudaErrorKind::InvalidLaunch,
+                 llvm::formatv("kernel '{0}' on cuda:{1}: {2}", job.kernel.name, job.device, text));
+      break;
+    }
+  }
+  stackPool().release(std::move(stacks));
+}
+
 std::optional<unsigned> environmentNumber(const char *name) {
   std::optional<std::string> value = llvm::sys::Process::GetEnv(name);
   unsigned number = 0;
@@ -554,11 +633,11 @@ llvm::Expected<std::shared_ptr<const EmulatedModule>> Emulator::loadModule(llvm:
     return makeCudaError(CudaErrorKind::HostCompileFailed,
                          "cannot load the emulated kernels of '" + name + "': " + loadError);
   auto abiVersion = module->library.function<int (*)()>("modelc_emu_abi_version");
-  module->runBlock = module->library.function<EmulatedModule::RunBlockFn>("modelc_emu_run_block");
-  module->currentThread =
+  module->runBlockFn = module->library.function<EmulatedModule::RunBlockFn>("modelc_emu_run_block");
+  module->currentThreadFn =
       module->library.function<EmulatedModule::CurrentThreadFn>("modelc_emu_current_thread");
-  if (!abiVersion || abiVersion() != MODELC_EMU_ABI_VERSION || !module->runBlock ||
-      !module->currentThread)
+  if (!abiVersion || abiVersion() != MODELC_EMU_ABI_VERSION || !module->runBlockFn ||
+      !module->currentThreadFn)
     return makeCudaError(CudaErrorKind::HostCompileFailed,
                          "the emulated kernels of '" + name +
                              "' were built against another cuda_emulation.h");
@@ -641,68 +720,18 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
   unsigned workers = options.workerThreads ? options.workerThreads
                                            : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<uint64_t>(workers, state.totalBlocks));
-  const EmulatedModule &module = *kernel.module;
-
-  auto runWorker = [&] {
-    AlternateSignalStack signalStack;
-    std::unique_ptr<FiberStacks> stacks =
-        stackPool().acquire(static_cast<unsigned>(threadsPerBlock), options.fiberStackSize);
-    GuardedBuffer shared(dynamicSharedBytes);
-    if (!stacks->valid() || !shared.valid()) {
-      state.fail(CudaErrorKind::OutOfMemory,
-                 "cannot map stacks or shared memory for emulated CUDA threads");
-      return;
-    }
-    char message[512] = {0};
-    modelc_emu_block_launch blockLaunch;
-    std::memset(&blockLaunch, 0, sizeof(blockLaunch));
-    blockLaunch.entry = kernel.entry;
-    blockLaunch.args = args;
-    blockLaunch.grid[0] = grid.x, blockLaunch.grid[1] = grid.y, blockLaunch.grid[2] = grid.z;
-    blockLaunch.block[0] = block.x, blockLaunch.block[1] = block.y, blockLaunch.block[2] = block.z;
-    blockLaunch.stacks = stacks->stacks();
-    blockLaunch.stackSize = stacks->stackSize();
-    blockLaunch.error = message;
-    blockLaunch.errorSize = sizeof(message);
-    blockLaunch.dynamicShared = dynamicSharedBytes ? shared.data() : nullptr;
-    blockLaunch.dynamicSharedSize = dynamicSharedBytes;
-
-    WorkerFault fault;
-    if (sigsetjmp(fault.jump, /*savesigs=*/1) != 0) {
-      unsigned thread[3] = {0, 0, 0}, where[3] = {0, 0, 0};
-      std::string location;
-      if (module.currentThread(thread, where))
-        location = llvm::formatv(" (thread ({0},{1},{2}) of block ({3},{4},{5}))", thread[0],
-                                 thread[1], thread[2], where[0], where[1], where[2]);
-      LaunchFailure failure = classifyFault(memory, *stacks, shared, dynamicSharedBytes, fault,
-                                            device, kernel.name, location, stacks->stackSize());
-      state.fail(failure.kind, std::move(failure.message));
-      stackPool().release(std::move(stacks));
-      return;
-    }
-    while (!state.failed) {
-      uint64_t index = state.nextBlock++;
-      if (index >= state.totalBlocks)
-        break;
-      blockLaunch.blockIndex[0] = static_cast<unsigned>(index % grid.x);
-      blockLaunch.blockIndex[1] = static_cast<unsigned>(index / grid.x % grid.y);
-      blockLaunch.blockIndex[2] = static_cast<unsigned>(index / (uint64_t(grid.x) * grid.y));
-      activeFault = &fault;
-      int status = module.runBlock(&blockLaunch);
-      activeFault = nullptr;
-      if (status != 0) {
-        llvm::StringRef text(message);
-        state.fail(text.starts_with("deadlock") ? CudaErrorKind::Deadlock
-                                                : CudaErrorKind::InvalidLaunch,
-                   llvm::formatv("kernel '{0}' on cuda:{1}: {2}", kernel.name, device, text));
-        break;
-      }
-    }
-    stackPool().release(std::move(stacks));
-  };
-
+  LaunchJob job{kernel,
+                *kernel.module,
+                memory,
+                device,
+                grid,
+                block,
+                args,
+                dynamicSharedBytes,
+                options.fiberStackSize,
+                state};
   auto runAndReport = [&] {
-    runWorker();
+    runBlocks(job);
     std::lock_guard<std::mutex> lock(state.mutex);
     --state.runningWorkers;
     state.finished.notify_all();

@@ -58,6 +58,13 @@ public:
   llvm::Expected<EmulatedKernel> kernel(llvm::StringRef name) const;
   llvm::ArrayRef<std::string> kernelNames() const { return names; }
 
+  /// Runs one block (modelc_emu_run_block); nonzero with a message on failure.
+  int runBlock(const modelc_emu_block_launch &launch) const { return runBlockFn(&launch); }
+  /// The CUDA thread and block running on this OS thread, if any.
+  bool currentThread(unsigned thread[3], unsigned block[3]) const {
+    return currentThreadFn(thread, block) != 0;
+  }
+
 private:
   friend class Emulator;
   using RunBlockFn = int (*)(const modelc_emu_block_launch *);
@@ -66,8 +73,8 @@ private:
   SharedLibrary library;
   std::vector<std::string> names;
   std::string sourceName;
-  RunBlockFn runBlock = nullptr;
-  CurrentThreadFn currentThread = nullptr;
+  RunBlockFn runBlockFn = nullptr;
+  CurrentThreadFn currentThreadFn = nullptr;
 };
 
 struct EmulatorOptions {
