@@ -266,6 +266,44 @@ TEST_F(EmulatorTest, EmitCGeneratedKernelMatchesReference) {
     ASSERT_EQ(out[i], std::max(in[i] * alpha, 0.0f)) << i;
 }
 
+TEST_F(EmulatorTest, WarpShufflesAndVotesGiveEveryLaneItsValue) {
+  const unsigned blocks = 3, threads = 64; // 8x8 blocks: two warps across rows
+  DeviceBuffer out(emulator(), 0, blocks * threads * 8 * sizeof(int));
+  void *args[] = {&out.pointer};
+  ASSERT_OK(emulator().launch(0, kernel("warp_ops.cu", "warp_ops"), {blocks}, {8, 8}, args));
+  std::vector<int> values = out.download<int>(blocks * threads * 8);
+  for (unsigned thread = 0; thread < blocks * threads; ++thread) {
+    int lane = thread % 32;
+    const int *o = &values[thread * 8];
+    SCOPED_TRACE("thread " + std::to_string(thread));
+    EXPECT_EQ(o[0], 30);
+    EXPECT_EQ(o[1], lane >= 2 ? lane - 2 : lane);
+    EXPECT_EQ(o[2], lane % 16 + 5 < 16 ? lane + 5 : lane);
+    EXPECT_EQ(o[3], lane ^ 6);
+    EXPECT_EQ(unsigned(o[4]), 0x49249249u);
+    EXPECT_EQ(o[5], 1);
+    EXPECT_EQ(o[6], 0);
+    EXPECT_EQ(o[7], (31 - lane) * 2 + 1);
+  }
+}
+
+TEST_F(EmulatorTest, ThreeDimensionalIndicesAndDimensions) {
+  Dim3 grid{2, 3, 2}, block{4, 3, 2};
+  unsigned blocks = 2 * 3 * 2, threads = 4 * 3 * 2;
+  DeviceBuffer out(emulator(), 1, blocks * threads * 4 * sizeof(int));
+  void *args[] = {&out.pointer};
+  ASSERT_OK(emulator().launch(1, kernel("warp_ops.cu", "thread_indices"), grid, block, args));
+  std::vector<int> values = out.download<int>(blocks * threads * 4);
+  for (unsigned b = 0; b < blocks; ++b)
+    for (unsigned t = 0; t < threads; ++t) {
+      const int *o = &values[(b * threads + t) * 4];
+      EXPECT_EQ(o[0], int(t % 4 + 10 * (t / 4 % 3) + 100 * (t / 12)));
+      EXPECT_EQ(o[1], int(b % 2 + 10 * (b / 2 % 3) + 100 * (b / 6)));
+      EXPECT_EQ(o[2], 4 + 30 + 200);
+      EXPECT_EQ(o[3], 2 + 30 + 200);
+    }
+}
+
 TEST_F(EmulatorTest, AtomicsAreExactAcrossBlocksOnSeveralThreads) {
   const int n = 20000, bins = 7;
   DeviceBuffer histogram = DeviceBuffer::upload(emulator(), 0, std::vector<int>(bins, 0));
