@@ -316,6 +316,40 @@ TEST_F(EmulatorTest, AtomicsAreExactAcrossBlocksOnSeveralThreads) {
     EXPECT_EQ(counts[bin], n / bins + (bin < n % bins ? 1 : 0)) << "bin " << bin;
 }
 
+TEST_F(EmulatorTest, AtomicsOfEveryKindAreExact) {
+  const int n = 5000;
+  std::vector<float> values = randomFloats(n, 11, -1.0f, 1.0f);
+  DeviceBuffer dvalues = DeviceBuffer::upload(emulator(), 0, values);
+  DeviceBuffer floatSum = DeviceBuffer::upload(emulator(), 0, std::vector<float>{0.0f});
+  DeviceBuffer doubleSum = DeviceBuffer::upload(emulator(), 0, std::vector<double>{0.0});
+  DeviceBuffer extremes =
+      DeviceBuffer::upload(emulator(), 0, std::vector<int>{INT32_MIN, INT32_MAX});
+  DeviceBuffer bits = DeviceBuffer::upload(emulator(), 0, std::vector<unsigned>{0u, ~0u});
+  DeviceBuffer count = DeviceBuffer::upload(emulator(), 0, std::vector<unsigned long long>{0});
+  DeviceBuffer winner = DeviceBuffer::upload(emulator(), 0, std::vector<int>{0, 0});
+  int elements = n;
+  void *args[] = {&dvalues.pointer,  &elements,     &floatSum.pointer, &doubleSum.pointer,
+                  &extremes.pointer, &bits.pointer, &count.pointer,    &winner.pointer};
+  ASSERT_OK(
+      emulator().launch(0, kernel("atomics.cu", "atomic_mix"), {(n + 127) / 128}, {128}, args));
+  double expected = 0;
+  int maximum = INT32_MIN, minimum = INT32_MAX;
+  for (float value : values) {
+    expected += value;
+    maximum = std::max(maximum, int(value * 1000.0f));
+    minimum = std::min(minimum, int(value * 1000.0f));
+  }
+  EXPECT_NEAR(floatSum.download<float>(1)[0], expected, 1e-2);
+  EXPECT_NEAR(doubleSum.download<double>(1)[0], expected, 1e-9);
+  EXPECT_EQ(extremes.download<int>(2), std::vector<int>({maximum, minimum}));
+  EXPECT_EQ(bits.download<unsigned>(2), std::vector<unsigned>({~0u, 0u}));
+  EXPECT_EQ(count.download<unsigned long long>(1)[0], unsigned(n));
+  std::vector<int> elected = winner.download<int>(2);
+  EXPECT_GE(elected[0], 1);
+  EXPECT_LE(elected[0], n);
+  EXPECT_EQ(elected[1], 7);
+}
+
 TEST_F(EmulatorTest, ExitedThreadsDoNotBlockABarrier) {
   DeviceBuffer out = DeviceBuffer::upload(emulator(), 0, std::vector<int>(3, 0));
   void *args[] = {&out.pointer};
