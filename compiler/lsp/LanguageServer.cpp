@@ -39,8 +39,10 @@ namespace {
 
 namespace proto = llvm::lsp;
 
-/// How long a request waits for the check of the document's current text.
-constexpr std::chrono::seconds kRequestWait{10};
+/// How long a request waits for the check of the document's current text
+/// (a 5 MB file takes seconds on a busy machine). Past that it fails with
+/// ContentModified rather than answer from older text.
+constexpr std::chrono::seconds kRequestWait{30};
 
 std::string normalizedPath(StringRef path) {
   SmallString<256> result(path);
@@ -302,12 +304,15 @@ Server::analysisFor(const proto::URIForFile &uri) {
     if (!documents_.count(path))
       return unknownDocument(uri);
   }
-  scheduler_.waitFor(path, kRequestWait);
+  if (!scheduler_.waitFor(path, kRequestWait))
+    return make_error<proto::LSPError>(
+        formatv("{0} is still being checked; try again", uri.uri()).str(),
+        proto::ErrorCode::ContentModified);
   std::lock_guard<std::mutex> lock(analysesMutex_);
   auto it = analyses_.find(path);
   if (it == analyses_.end())
-    return make_error<proto::LSPError>(formatv("{0} has not been checked yet", uri.uri()).str(),
-                                       proto::ErrorCode::ContentModified);
+    return make_error<proto::LSPError>(formatv("{0} could not be checked", uri.uri()).str(),
+                                       proto::ErrorCode::RequestFailed);
   return it->second;
 }
 
