@@ -29,7 +29,7 @@
 //
 // Not emulated: grid-wide sync, blocks
 // that spin waiting on other blocks, tensor-core and inline PTX code,
-// asynchronous copies, `__syncthreads_count/and/or`.
+// asynchronous copies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_CUDA_EMULATION_H
@@ -175,6 +175,10 @@ struct Block {
   unsigned count;
   unsigned live;
   unsigned current;
+  /// __syncthreads_count: the votes of the barrier being gathered, and of
+  /// the one last released (read by threads as they resume).
+  unsigned barrierVotes, barrierVoters;
+  unsigned releasedVotes, releasedVoters;
 #ifdef MODELC_EMU_USE_UCONTEXT
   ucontext_t scheduler;
 #else
@@ -377,6 +381,9 @@ inline bool releaseBarriers(Block &block) {
       allAtBarrier = false;
   if (!allAtBarrier)
     return false;
+  block.releasedVotes = block.barrierVotes;
+  block.releasedVoters = block.barrierVoters;
+  block.barrierVotes = block.barrierVoters = 0;
   for (unsigned i = 0; i < block.count; ++i)
     if (block.fibers[i].state == FiberState::AtBlockBarrier)
       block.fibers[i].state = FiberState::Runnable;
@@ -417,6 +424,8 @@ inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers, WarpCo
   block.count = launch.block[0] * launch.block[1] * launch.block[2];
   block.live = block.count;
   block.current = 0;
+  block.barrierVotes = block.barrierVoters = 0;
+  block.releasedVotes = block.releasedVoters = 0;
   currentBlock = &block;
   blockIdx = uint3{launch.blockIndex[0], launch.blockIndex[1], launch.blockIndex[2]};
   blockDim = dim3(launch.block[0], launch.block[1], launch.block[2]);
@@ -521,6 +530,18 @@ modelc_emu_current_thread(unsigned thread[3], unsigned block[3]) {
 static inline void __syncthreads() {
   modelc_emu::yieldToScheduler(modelc_emu::FiberState::AtBlockBarrier);
 }
+/// A barrier that also counts the threads whose predicate is nonzero.
+static inline int __syncthreads_count(int predicate) {
+  modelc_emu::currentBlock->barrierVotes += predicate != 0;
+  ++modelc_emu::currentBlock->barrierVoters;
+  modelc_emu::yieldToScheduler(modelc_emu::FiberState::AtBlockBarrier);
+  return int(modelc_emu::currentBlock->releasedVotes);
+}
+static inline int __syncthreads_and(int predicate) {
+  int votes = __syncthreads_count(predicate);
+  return votes == int(modelc_emu::currentBlock->releasedVoters);
+}
+static inline int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
 static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   modelc_emu::warpCollective(modelc_emu::WarpOp::Sync, mask, 0, 0);
 }

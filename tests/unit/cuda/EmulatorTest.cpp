@@ -287,6 +287,13 @@ TEST_F(EmulatorTest, WarpShufflesAndVotesGiveEveryLaneItsValue) {
   }
 }
 
+TEST_F(EmulatorTest, VotingBarriersCountAndCombinePredicates) {
+  DeviceBuffer out(emulator(), 0, 3 * 4 * sizeof(int));
+  void *args[] = {&out.pointer};
+  ASSERT_OK(emulator().launch(0, kernel("warp_ops.cu", "barrier_votes"), {3}, {100}, args));
+  EXPECT_EQ(out.download<int>(12), std::vector<int>({50, 1, 1, 0, 50, 1, 1, 0, 50, 1, 1, 0}));
+}
+
 TEST_F(EmulatorTest, ThreeDimensionalIndicesAndDimensions) {
   Dim3 grid{2, 3, 2}, block{4, 3, 2};
   unsigned blocks = 2 * 3 * 2, threads = 4 * 3 * 2;

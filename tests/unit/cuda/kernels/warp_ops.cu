@@ -27,3 +27,19 @@ extern "C" __global__ void thread_indices(int *out) {
   o[2] = blockDim.x + 10 * blockDim.y + 100 * blockDim.z;
   o[3] = gridDim.x + 10 * gridDim.y + 100 * gridDim.z;
 }
+
+// Barriers that vote: out[block * 4 + k] gets the count of threads with an
+// even index, whether all are below 1000, whether any is 5, whether any is
+// above 5000.
+extern "C" __global__ void barrier_votes(int *out) {
+  int count = __syncthreads_count(threadIdx.x % 2 == 0);
+  int all = __syncthreads_and(threadIdx.x < 1000);
+  int any = __syncthreads_or(threadIdx.x == 5);
+  int none = __syncthreads_or(threadIdx.x > 5000);
+  if (threadIdx.x == 0) {
+    out[blockIdx.x * 4 + 0] = count;
+    out[blockIdx.x * 4 + 1] = all;
+    out[blockIdx.x * 4 + 2] = any;
+    out[blockIdx.x * 4 + 3] = none;
+  }
+}
