@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <ctime>
 #include <exception>
 #include <map>
 #include <memory>
@@ -43,6 +44,14 @@ namespace proto = llvm::lsp;
 /// (a 5 MB file takes seconds on a busy machine). Past that it fails with
 /// ContentModified rather than answer from older text.
 constexpr std::chrono::seconds kRequestWait{30};
+
+/// CPU time of the calling thread (wall time on a loaded machine says
+/// little about the check itself).
+double threadCpuMs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
 
 std::string normalizedPath(StringRef path) {
   SmallString<256> result(path);
@@ -196,6 +205,8 @@ CheckScheduler::Commit Server::check(StringRef path) {
       options.overlays.emplace_back(file, open.text);
   }
   std::shared_ptr<const DocumentAnalysis> analysis;
+  auto started = std::chrono::steady_clock::now();
+  double cpuStarted = threadCpuMs();
   try {
     analysis = std::make_shared<const DocumentAnalysis>(
         std::move(options), path.str(), document.version, document.text, explainUrl_);
@@ -203,6 +214,11 @@ CheckScheduler::Commit Server::check(StringRef path) {
     Logger::error("checking {0} failed: {1}", path, error.what());
     return nullptr;
   }
+  Logger::info("checked {0} (version {1}) in {2} ms ({3:f1} ms of CPU)", path, document.version,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count(),
+               threadCpuMs() - cpuStarted);
   return [this, analysis, uri = document.uri] {
     publishDiagnostics_(analysis->publishParams(uri));
     std::lock_guard<std::mutex> lock(analysesMutex_);
