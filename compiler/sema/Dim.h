@@ -88,6 +88,10 @@ private:
   uint32_t id_ = 0; // 0 is the constant 0
 };
 
+Dim operator+(Dim a, Dim b);
+Dim operator-(Dim a, Dim b);
+Dim operator*(Dim a, Dim b);
+
 /// The printed name of an atom (`in`, `(H - 1)/2`).
 llvm::StringRef atomName(AtomId atom);
 /// The atom of a symbol name, interning it.

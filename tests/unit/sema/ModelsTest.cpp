@@ -1,0 +1,125 @@
+//===- ModelsTest.cpp - Submodels, own fns, members and annotations -------===//
+
+#include "SemaTestSupport.h"
+
+using namespace modelc;
+using namespace modelc::test;
+
+namespace {
+
+TEST(ModelsTest, OwnFnsAndSubmodelFns) {
+  Checked c = checkSource(R"(import std.nn
+model Encoder<D: device>(d: int, h: int) {
+  proj = nn.Linear(d, h)
+  fn encode(x: f32[B, d] @ D) -> f32[B, h] @ D { return tanh(proj(x)) }
+  fn forward(x: f32[B, d] @ D) -> f32[B, h] @ D { return encode(x) * 2 }
+}
+model AutoEncoder<D: device>(d: int) {
+  enc = Encoder(d, d * 2)
+  dec = nn.Linear(d * 2, d)
+  fn forward(x: f32[N, d] @ D) -> f32[N, d] @ D {
+    let code = enc.encode(x)
+    let w = enc.proj.weight
+    let y = code @ w
+    return dec(code) + y
+  }
+})");
+  EXPECT_TRUE(c.ok) << c.dump();
+  const ast::FnDecl &fn = c.compilation->mainModule()->models[1].fns[0];
+  auto letType = [&](size_t i) {
+    auto *let = llvm::cast<ast::LetStmt>(fn.body[i].get());
+    return c.program().typeOf(let->value.get())->type.str();
+  };
+  EXPECT_EQ(letType(0), "f32[N, 2*d] @ D");
+  EXPECT_EQ(letType(1), "f32[2*d, d] @ D");
+  EXPECT_EQ(letType(2), "f32[N, d] @ D");
+}
+
+TEST(ModelsTest, PacksBindLeadingDims) {
+  Checked c = checkSource(R"(import std.nn
+model M<D: device>(d: int) {
+  l = nn.Linear(d, 3)
+  fn forward(x: f32[B, T, d] @ D, y: f32[d] @ D) -> f32[B, T, 3] @ D {
+    let single = l(y)
+    let z: f32[3] = single
+    return l(x)
+  }
+})");
+  EXPECT_TRUE(c.ok) << c.dump();
+}
+
+TEST(ModelsTest, SignatureDimsMustAgree) {
+  Checked c = checkSource(R"(model Pair<D: device>(n: int) {
+  fn forward(a: f32[B, n] @ D, b: f32[B, n] @ D) -> f32[B, n] @ D { return a + b }
+}
+model M<D: device>(n: int) {
+  p = Pair(n)
+  fn forward(x: f32[B, n] @ D, y: f32[C, n] @ D) -> f32[B, n] @ D { return p(x, y) }
+})");
+  ASSERT_EQ(c.codes(), std::vector<std::string>{"E0408"}) << c.dump();
+  EXPECT_EQ(c.find("E0408")->message, "shape mismatch: expected [B, n], found [C, n]");
+}
+
+TEST(ModelsTest, LetAnnotationsAreChecked) {
+  std::string head = "model M<D: device>(n: int) {\n  fn f(x: f32[B, n] @ D) {\n";
+  EXPECT_TRUE(checkSource(head + "    let y: f32[B, n] = x\n  }\n}").ok);
+  EXPECT_TRUE(checkSource(head + "    let z: f32[B, n] @ D = zeros([B, n])\n  }\n}").ok);
+  EXPECT_EQ(checkSource(head + "    let y: f32[B, n] @ cpu = x\n  }\n}").codes(),
+            std::vector<std::string>{"E0502"});
+  EXPECT_EQ(checkSource(head + "    let y: i32[B, n] = x\n  }\n}").codes(),
+            std::vector<std::string>{"E0201"});
+  EXPECT_EQ(checkSource(head + "    let y: f32[n] = x\n  }\n}").codes(),
+            std::vector<std::string>{"E0408"});
+  // An annotation decides the device of a creation.
+  Checked placed =
+      checkSource(head + "    let z: f32[3] @ cpu = ones([3])\n    let w = z + x\n  }\n}");
+  ASSERT_EQ(placed.codes(), std::vector<std::string>{"E0301"}) << placed.dump();
+}
+
+TEST(ModelsTest, ScalarsAndValueParams) {
+  Checked c = checkSource(R"(model M<D: device>(n: int, scale: float = 0.5, on: bool = true) {
+  fn f(x: f32[B, n] @ D, k: int) -> f32[B, 2 * n] @ D {
+    let y = x * scale + k
+    let wide = reshape(concat([y, y], dim: 1), [B, n * 2])
+    return wide
+  }
+})");
+  EXPECT_TRUE(c.ok) << c.dump();
+  Checked bad = checkSource(R"(model M<D: device>(n: int) {
+  param w: f32[n]
+  fn f(x: f32[n] @ D) -> f32[n] @ D { return x + "a" * w }
+})");
+  EXPECT_EQ(bad.codes(), std::vector<std::string>{"E0502"}) << bad.dump();
+}
+
+TEST(ModelsTest, InstantiatingInsideAFnIsAnError) {
+  Checked c = checkSource(
+      R"(model Inner<D: device>(n: int) { fn forward(x: f32[n] @ D) -> f32[n] @ D { return x } }
+model M<D: device>(n: int) {
+  fn forward(x: f32[n] @ D) -> f32[n] @ D {
+    return Inner<cuda:0>(n)(x)
+  }
+})");
+  ASSERT_EQ(c.codes(), std::vector<std::string>{"E0304"}) << c.dump();
+  EXPECT_EQ(c.find("E0304")->message, "submodel `Inner` is created inside `fn forward`");
+}
+
+TEST(ModelsTest, SubmodelArgumentsAreChecked) {
+  EXPECT_EQ(checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n) }").codes(),
+            std::vector<std::string>{"E0107"});
+  EXPECT_EQ(
+      checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, n, n) }").codes(),
+      std::vector<std::string>{"E0105"});
+  EXPECT_EQ(checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, size: n) }")
+                .codes(),
+            std::vector<std::string>{"E0106"});
+  EXPECT_EQ(
+      checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, 0.5) }").codes(),
+      std::vector<std::string>{"E0502"});
+  EXPECT_EQ(
+      checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear<cpu, cpu>(n, n) }")
+          .codes(),
+      std::vector<std::string>{"E0105"});
+}
+
+} // namespace
