@@ -1,6 +1,7 @@
 //===- LowerMdlToLinalg.cpp - the mdl-to-linalg conversion pass -----------===//
 //
-// 1. Reject tensors on devices other than the cpu (the only back end so far).
+// 1. Reject tensors on devices other than the cpu (the only back end so far)
+//    and element types the patterns do not handle.
 // 2. Drop the #mdl.device encoding from every tensor type (function
 //    signatures, calls and returns included).
 // 3. Rewrite each mdl op with the patterns of *Lowering.cpp.
@@ -22,10 +23,21 @@ using namespace mlir;
 namespace modelc::lower {
 namespace {
 
-/// Reports the first tensor that lives on a non-cpu device.
-LogicalResult checkCpuOnly(ModuleOp module) {
+/// Reports the first tensor that lives on a non-cpu device or has an
+/// element type the patterns cannot compute with (index, complex, ...).
+LogicalResult checkLowerable(ModuleOp module) {
   WalkResult result = module.walk([](Operation *op) {
     auto check = [&](Type type) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor)
+        return true;
+      Type element = tensor.getElementType();
+      bool plainInteger = isa<IntegerType>(element) && element.isSignlessInteger();
+      if (!plainInteger && !isa<FloatType>(element)) {
+        op->emitError() << "cannot lower a tensor of " << element
+                        << " with the cpu back end (only signless integer and float dtypes)";
+        return false;
+      }
       mdl::DeviceAttr device = mdl::getDevice(type);
       if (device && !device.isCpu()) {
         op->emitError() << "cannot lower a tensor on " << device.str()
@@ -61,7 +73,7 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkCpuOnly(module)))
+    if (failed(checkLowerable(module)))
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();

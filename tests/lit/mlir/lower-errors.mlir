@@ -15,3 +15,27 @@ func.func @adaptive(%x: tensor<1x3x7x7xf32>) -> tensor<1x3x2x2xf32> {
   %0 = mdl.adaptive_avg_pool2d %x : tensor<1x3x7x7xf32> -> tensor<1x3x2x2xf32>
   return %0 : tensor<1x3x2x2xf32>
 }
+
+// -----
+
+func.func @index_dtype(%x: tensor<4xindex>) -> tensor<index> {
+  // expected-error@+1 {{cannot lower a tensor of 'index' with the cpu back end (only signless integer and float dtypes)}}
+  %0 = mdl.reduce_max %x {dims = array<i64: 0>} : tensor<4xindex> -> tensor<index>
+  return %0 : tensor<index>
+}
+
+// -----
+
+func.func @complex_dtype(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  // expected-error@+1 {{cannot lower a tensor of 'complex<f32>' with the cpu back end}}
+  %0 = mdl.add %x, %x : tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>> -> tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
+}
+
+// -----
+
+func.func @int_gelu(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{failed to legalize operation 'mdl.gelu'}}
+  %0 = mdl.gelu %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
