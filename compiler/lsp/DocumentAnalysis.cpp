@@ -41,6 +41,20 @@ bool overlaps(const proto::Range &a, const proto::Range &b) {
   return !(a.end < b.start) && !(b.end < a.start);
 }
 
+/// `url` with each `{0}` replaced by `code`. (Not formatv: the URL comes
+/// from the command line, and a stray brace must not break the server.)
+std::string explanationLink(StringRef url, StringRef code) {
+  std::string link;
+  while (true) {
+    auto [before, after] = url.split("{0}");
+    link += before;
+    if (before.size() == url.size())
+      return link;
+    link += code;
+    url = after;
+  }
+}
+
 /// The signature of a model as written: `Linear<D: device>(in: int, out: int)`.
 std::string modelSignature(const ast::ModelDecl &model) {
   std::string text = model.name.name;
@@ -209,8 +223,7 @@ void DocumentAnalysis::convertDiagnostics(StringRef explainUrl) {
     json::Value value = toJSON(lspDiag);
     json::Object &object = *value.getAsObject();
     object["code"] = diag.code().str();
-    object["codeDescription"] =
-        json::Object{{"href", formatv(explainUrl.data(), diag.code()).str()}};
+    object["codeDescription"] = json::Object{{"href", explanationLink(explainUrl, diag.code())}};
     if (!related.empty())
       object["relatedInformation"] = std::move(related);
 
