@@ -553,7 +553,8 @@ private:
   void sourceRow(unsigned line, const DisplayLine &display, llvm::StringRef mark = "|",
                  Style markStyle = Style::LineNumber) {
     std::string number = std::to_string(line);
-    out_.spaces(gutter_ - unsigned(number.size())).write(number, Style::LineNumber).write(" ");
+    // Left-aligned, as rustc does: "9  |" under "10 |".
+    out_.write(number, Style::LineNumber).spaces(gutter_ - unsigned(number.size()) + 1);
     out_.write(mark, markStyle);
     if (!display.text.empty())
       out_.write(" ").write(display.text);

@@ -170,7 +170,7 @@ TEST_F(TextRendererTest, GutterFollowsTheLargestLineNumberShown) {
                                              "note: first defined here\n"
                                              "  --> net.mdl:9:5\n"
                                              "   |\n"
-                                             " 9 | let v9 = 0\n"
+                                             "9  | let v9 = 0\n"
                                              "   |     ^^ first\n"
                                              "\n");
 }
