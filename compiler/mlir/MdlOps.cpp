@@ -435,7 +435,9 @@ LogicalResult AdaptiveAvgPool2dOp::verify() {
     return emitOpError() << "input must have rank 4 (NCHW), got " << input.getRank();
   if (failed(verifySameElementType(*this, "result", getType(), input)))
     return failure();
-  if (getType().getRank() == 4 && (getType().isDynamicDim(2) || getType().isDynamicDim(3)))
+  if (getType().getRank() != 4)
+    return emitOpError() << "result must have rank 4 (NCHW), got " << getType().getRank();
+  if (getType().isDynamicDim(2) || getType().isDynamicDim(3))
     return emitOpError() << "output height and width must be static";
   return verifyShape(
       *this, "result", getType(),
