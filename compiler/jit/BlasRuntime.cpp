@@ -2,10 +2,11 @@
 
 #include "jit/BlasRuntime.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
+
+#if MODELC_HAVE_CBLAS
+#include <cblas.h>
 
 namespace {
 
@@ -29,6 +30,7 @@ bool asBlasView(const StridedMemRefType<float, 2> &m, BlasView &view) {
 }
 
 } // namespace
+#endif
 
 extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRefType<float, 2> *b,
                                     StridedMemRefType<float, 2> *c) {
@@ -38,6 +40,7 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
   const float *aData = a->data + a->offset;
   const float *bData = b->data + b->offset;
   float *cData = c->data + c->offset;
+#if MODELC_HAVE_CBLAS
   BlasView av, bv, cv;
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
   if (fits && asBlasView(*a, av) && asBlasView(*b, bv) && asBlasView(*c, cv) &&
@@ -46,6 +49,7 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
                 static_cast<int>(k), 1.0f, aData, av.ld, bData, bv.ld, 1.0f, cData, cv.ld);
     return;
   }
+#endif
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p) {
       float aip = aData[i * a->strides[0] + p * a->strides[1]];

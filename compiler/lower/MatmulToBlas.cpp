@@ -1,8 +1,10 @@
 //===- MatmulToBlas.cpp - f32 linalg.matmul on buffers -> modelc_sgemm ----===//
 //
 // After bufferization, each `linalg.matmul ins(A, B) outs(C)` on f32
-// memrefs becomes `call @modelc_sgemm(A, B, C)` (C += A * B) with the
-// operands cast to fully dynamic strided memrefs. The callee is declared
+// memrefs (plain, or with A or B transposed) becomes
+// `call @modelc_sgemm(A, B, C)` (C += A * B) with the operands cast to fully
+// dynamic strided memrefs; a transposed operand is passed as a
+// memref.transpose view. The callee is declared
 // with llvm.emit_c_interface; the JIT binds it to OpenBLAS.
 //
 //===----------------------------------------------------------------------===//
@@ -42,8 +44,10 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     MLIRContext *ctx = &getContext();
     SmallVector<linalg::MatmulOp> matmuls;
     module.walk([&](linalg::MatmulOp op) {
-      if (op.hasPureBufferSemantics() &&
-          op.getIndexingMapsArray() == op.getDefaultIndexingMaps(ctx) &&
+      bool knownMaps =
+          op.getIndexingMapsArray() == op.getDefaultIndexingMaps(ctx) ||
+          isa<linalg::MatmulTransposeAOp, linalg::MatmulTransposeBOp>(op.getOperation());
+      if (op.hasPureBufferSemantics() && knownMaps &&
           llvm::all_of(op->getOperandTypes(), [](Type type) {
             auto memref = dyn_cast<MemRefType>(type);
             return memref && memref.getRank() == 2 && memref.getElementType().isF32();
@@ -64,9 +68,19 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     }
     for (linalg::MatmulOp op : matmuls) {
       OpBuilder builder(op);
+      // A transposed operand becomes a transposed view (strides swapped),
+      // which the runtime hands to BLAS with its transpose flag.
+      bool transposeA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
+      bool transposeB = isa<linalg::MatmulTransposeBOp>(op.getOperation());
+      AffineMap swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, ctx);
       SmallVector<Value> args;
-      for (Value operand : op->getOperands())
-        args.push_back(memref::CastOp::create(builder, op.getLoc(), argType, operand));
+      for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+        Value view = operand;
+        if ((index == 0 && transposeA) || (index == 1 && transposeB))
+          view =
+              memref::TransposeOp::create(builder, op.getLoc(), operand, AffineMapAttr::get(swap));
+        args.push_back(memref::CastOp::create(builder, op.getLoc(), argType, view));
+      }
       func::CallOp::create(builder, op.getLoc(), callee, args);
       op.erase();
     }

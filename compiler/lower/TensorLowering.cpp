@@ -36,6 +36,17 @@ Value addScalars(OpBuilder &b, Location loc, Value x, Value y) {
 // Matmul
 //===----------------------------------------------------------------------===//
 
+/// The source of a 2-D `linalg.transpose`, or null.
+Value transposedSource(Value value) {
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return {};
+  return transpose.getInput();
+}
+
+/// A 2-D matmul. An operand that is a transpose (`x @ W.T`, PyTorch's Linear
+/// layout) is read in place through a transposed indexing map instead of
+/// being copied; BLAS then reads it with its transpose flag.
 Value matmul2d(OpBuilder &b, Location loc, Value lhs, Value rhs, Type elementType) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
@@ -46,6 +57,14 @@ Value matmul2d(OpBuilder &b, Location loc, Value lhs, Value rhs, Type elementTyp
   if (type.isDynamicDim(1))
     dyn.push_back(dimValue(b, loc, rhs, 1));
   Value acc = filledTensor(b, loc, type, dyn, scalarConstant(b, loc, elementType, 0.0));
+  if (Value rhsSource = transposedSource(rhs))
+    return linalg::MatmulTransposeBOp::create(b, loc, TypeRange{type}, ValueRange{lhs, rhsSource},
+                                              ValueRange{acc})
+        .getResult(0);
+  if (Value lhsSource = transposedSource(lhs))
+    return linalg::MatmulTransposeAOp::create(b, loc, TypeRange{type}, ValueRange{lhsSource, rhs},
+                                              ValueRange{acc})
+        .getResult(0);
   return linalg::MatmulOp::create(b, loc, ValueRange{lhs, rhs}, ValueRange{acc}).getResult(0);
 }
 

@@ -1,5 +1,5 @@
 // After bufferization, f32 matmuls become calls into OpenBLAS.
-// RUN: %modelc-opt %s --mdl-to-linalg --one-shot-bufferize="bufferize-function-boundaries" --mdl-matmul-to-blas | FileCheck %s
+// RUN: %modelc-opt %s --mdl-to-linalg --canonicalize --one-shot-bufferize="bufferize-function-boundaries" --mdl-matmul-to-blas | FileCheck %s
 
 // CHECK: func.func private @modelc_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @mm
@@ -20,4 +20,16 @@ func.func @mm(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x32xf32> {
 func.func @mm64(%a: tensor<4x4xf64>, %b: tensor<4x4xf64>) -> tensor<4x4xf64> {
   %0 = mdl.matmul %a, %b : tensor<4x4xf64>, tensor<4x4xf64> -> tensor<4x4xf64>
   return %0 : tensor<4x4xf64>
+}
+
+// x @ W.T reads W in place: a transposed matmul, then a transposed view for BLAS.
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[WT:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0)
+// CHECK: %[[B:.*]] = memref.cast %[[WT]]
+// CHECK: call @modelc_sgemm(%{{.*}}, %[[B]], %{{.*}})
+func.func @linear(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>) -> tensor<?x4xf32> {
+  %wt = mdl.transpose %w {dim0 = 0, dim1 = 1} : tensor<4x6xf32> -> tensor<6x4xf32>
+  %0 = mdl.matmul %x, %wt : tensor<?x6xf32>, tensor<6x4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
 }

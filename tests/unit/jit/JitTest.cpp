@@ -147,3 +147,33 @@ TEST(JitTest, UnknownFunctionIsAnError) {
 }
 
 } // namespace
+
+namespace {
+
+// x @ W.T with W in PyTorch's [out, in] layout: no copy, BLAS transposes.
+TEST(JitTest, MatmulWithTransposedWeight) {
+  for (bool useBlas : {true, false}) {
+    JitOptions options;
+    options.useBlas = useBlas;
+    auto module = compileOrFail(R"mlir(
+func.func @linear(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>) -> tensor<?x4xf32> {
+  %wt = mdl.transpose %w {dim0 = 0, dim1 = 1} : tensor<4x6xf32> -> tensor<6x4xf32>
+  %0 = mdl.matmul %x, %wt : tensor<?x6xf32>, tensor<6x4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+)mlir",
+                                options);
+    ASSERT_TRUE(module);
+    OwnedMemRef<float, 2> x({3, 6}), w({4, 6}), y({3, 4});
+    fillRandom(x.values(), 40);
+    fillRandom(w.values(), 41);
+    ASSERT_FALSE(module->call("linear", {x.get(), w.get(), y.get()}));
+    std::vector<float> wt(24);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 6; ++j)
+        wt[j * 4 + i] = w[i * 6 + j];
+    expectNear(y.values(), referenceMatmul(x.values(), wt, 3, 6, 4), 1e-5f);
+  }
+}
+
+} // namespace
