@@ -1244,6 +1244,7 @@ Value Checker::checkBuiltinCall(const ast::CallExpr &call, llvm::StringRef name,
     return errorValue(&call);
   if (placement && !isCreationOp(name))
     placement = nullptr;
+  program_.infoFor(&call).builtin = spec->name;
   BuiltinCall builtin(*this, call, *spec);
   Value v = builtin.run(receiver, placement, placementOrigin);
   v.expr = &call;

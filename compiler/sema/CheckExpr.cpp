@@ -566,6 +566,7 @@ Value Checker::checkPlacement(const ast::BinaryExpr &expr) {
     return record(expr, errorValue());
   }
   Device dev = target.type.dev;
+  program_.infoFor(&expr).placement = true;
   if (auto *call = dyn_cast<ast::CallExpr>(expr.lhs.get())) {
     if (auto *callee = dyn_cast<ast::NameExpr>(call->callee.get())) {
       if (isCreationOp(callee->name) &&
@@ -629,7 +630,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
         checkArgsOnly();
         return record(call, errorValue());
       }
-      return record(call, callModelFn(call, inst, *forward, callee.origin, text));
+      return record(call, callModelFn(call, callee.type.instance, *forward, callee.origin, text));
     }
     checkArgsOnly();
     if (!callee.type.isError())
@@ -652,7 +653,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
     case Resolved::Kind::Fn: {
       record(*name, Value(), r.definition, name->name, r.doc);
       DeviceOrigin origin;
-      return record(call, callModelFn(call, *selfInstance(*fn_->model), *r.fn, origin, name->name));
+      return record(call, callModelFn(call, selfInstance(*fn_->model), *r.fn, origin, name->name));
     }
     case Resolved::Kind::Model:
       record(*name, Value(), r.definition, name->name, r.doc);
@@ -701,7 +702,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
       std::string text = shortText(member->range);
       if (const FnInfo *f = inst.model->findFn(m)) {
         record(*member, Value(), f->decl->name.range, f->name, f->decl->doc);
-        return record(call, callModelFn(call, inst, *f, base.origin, text));
+        return record(call, callModelFn(call, base.type.instance, *f, base.origin, text));
       }
       if (const SubmodelInfo *s = inst.model->findSubmodel(m)) {
         Value sub;
@@ -728,8 +729,13 @@ Value Checker::checkCall(const ast::CallExpr &call) {
   return callModelValue(callee, shortText(calleeExpr.range));
 }
 
-Value Checker::callModelFn(const ast::CallExpr &call, const ModelInstance &inst, const FnInfo &fn,
-                           const DeviceOrigin &placement, llvm::StringRef calleeText) {
+Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const ModelInstance> instance,
+                           const FnInfo &fn, const DeviceOrigin &placement,
+                           llvm::StringRef calleeText) {
+  const ModelInstance &inst = *instance;
+  ExprInfo &info = program_.infoFor(&call);
+  info.calledFn = &fn;
+  info.calledInstance = std::move(instance);
   // Evaluate every argument once, then bind them to the parameters.
   std::vector<BoundArg> bound(fn.params.size());
   std::vector<bool> given(fn.params.size(), false);
@@ -868,7 +874,7 @@ Value Checker::callModelFn(const ast::CallExpr &call, const ModelInstance &inst,
     DeviceOrigin argOrigin = originOf(arg);
     auto diag = diags_.report(DiagId::ArgumentDeviceMismatch, arg.range(), param.name, calleeText,
                               actual.str(), expected.dev.str());
-    diag.primary(typeStr(arg));
+    diag.primary(typeStr(arg)).label(call.callee->range, "expects " + expected.str());
     if (argOrigin.isKnown())
       diag.note(argOrigin.message.str(), argOrigin.range);
     if (placement.isKnown())

@@ -115,6 +115,11 @@ struct ExprInfo {
   std::optional<Range> definition; // for names: where they are declared
   std::string name;                // for names and members
   std::string doc;                 // doc comment of the declaration
+  // What a call or `@` resolved to, so later phases need not resolve again.
+  llvm::StringRef builtin;          // a built-in call (`relu`, `x.sum(...)`, `zeros(...) @ D`)
+  const FnInfo *calledFn = nullptr; // a call of a model fn (a submodel's or the model's own)
+  std::shared_ptr<const ModelInstance> calledInstance; // ... on this instance
+  bool placement = false;                              // `created @ device` (not a matrix product)
 };
 
 /// A declaration that hovers and go-to-definition can land on.

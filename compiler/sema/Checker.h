@@ -121,8 +121,8 @@ public:
   const ast::Expr *letExpr = nullptr;
   const ast::LetStmt *letStmt = nullptr;
   std::string letName;
-  Value callModelFn(const ast::CallExpr &call, const ModelInstance &inst, const FnInfo &fn,
-                    const DeviceOrigin &placement, llvm::StringRef calleeText);
+  Value callModelFn(const ast::CallExpr &call, std::shared_ptr<const ModelInstance> instance,
+                    const FnInfo &fn, const DeviceOrigin &placement, llvm::StringRef calleeText);
   bool isBuiltin(llvm::StringRef name) const;
   bool isCreationOp(llvm::StringRef name) const;
   Value checkPlacement(const ast::BinaryExpr &expr);

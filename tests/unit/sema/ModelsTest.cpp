@@ -33,6 +33,34 @@ model AutoEncoder<D: device>(d: int) {
   EXPECT_EQ(letType(0), "f32[N, 2*d] @ D");
   EXPECT_EQ(letType(1), "f32[2*d, d] @ D");
   EXPECT_EQ(letType(2), "f32[N, d] @ D");
+
+  // Calls record what they resolved to, for the later phases.
+  auto *encodeCall = llvm::cast<ast::LetStmt>(fn.body[0].get())->value.get();
+  const sema::ExprInfo *info = c.program().typeOf(encodeCall);
+  ASSERT_NE(info->calledFn, nullptr);
+  EXPECT_EQ(info->calledFn->name, "encode");
+  ASSERT_TRUE(info->calledInstance);
+  EXPECT_EQ(info->calledInstance->str(), "model Encoder<D>");
+  auto *ret = llvm::cast<ast::ReturnStmt>(fn.body[3].get());
+  auto *sum = llvm::cast<ast::BinaryExpr>(ret->value.get());
+  EXPECT_EQ(c.program().typeOf(sum->lhs.get())->calledFn->name, "forward");
+}
+
+TEST(ModelsTest, BuiltinsAndPlacementsAreRecorded) {
+  Checked c = checkSource(R"(model M<D: device>(n: int) {
+  fn f(x: f32[n] @ D) -> f32[n] @ D { return relu(x) + x.sum(dim: 0) + zeros([n]) @ D }
+})");
+  ASSERT_TRUE(c.ok) << c.dump();
+  const ast::FnDecl &fn = c.compilation->mainModule()->models[0].fns[0];
+  auto *outer =
+      llvm::cast<ast::BinaryExpr>(llvm::cast<ast::ReturnStmt>(fn.body[0].get())->value.get());
+  auto *inner = llvm::cast<ast::BinaryExpr>(outer->lhs.get());
+  EXPECT_EQ(c.program().typeOf(inner->lhs.get())->builtin, "relu");
+  EXPECT_EQ(c.program().typeOf(inner->rhs.get())->builtin, "sum");
+  const sema::ExprInfo *placed = c.program().typeOf(outer->rhs.get());
+  EXPECT_TRUE(placed->placement);
+  EXPECT_EQ(placed->type.str(), "f32[n] @ D");
+  EXPECT_FALSE(c.program().typeOf(outer)->placement);
 }
 
 TEST(ModelsTest, PacksBindLeadingDims) {
