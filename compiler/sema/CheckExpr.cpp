@@ -285,11 +285,21 @@ Value Checker::checkExpr(const ast::Expr &expr) {
     for (const ast::Arg &a : inst.args)
       if (a.value)
         checkExpr(*a.value);
-    reportSubmodelInFn(expr, (inst.module ? inst.module->name + "." : "") + inst.model.name);
+    reportModelCall(expr, (inst.module ? inst.module->name + "." : "") + inst.model.name);
     return record(expr, errorValue());
   }
   }
   return record(expr, errorValue());
+}
+
+void Checker::reportModelCall(const ast::Expr &expr, llvm::StringRef modelName) {
+  if (inFnBody) {
+    reportSubmodelInFn(expr, modelName);
+    return;
+  }
+  // A state initialiser: state is a tensor, submodels are declared as `name = Model(...)`.
+  diags_.report(DiagId::TypeMismatch, expr.range, "a tensor", "model `" + modelName.str() + "`")
+      .primary("declare it as a submodel: `name = " + modelName.str() + "(...)`");
 }
 
 void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelName) {
@@ -658,8 +668,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
     case Resolved::Kind::Model:
       record(*name, Value(), r.definition, name->name, r.doc);
       checkArgsOnly();
-      if (inFnBody)
-        reportSubmodelInFn(call, name->name);
+      reportModelCall(call, name->name);
       return record(call, errorValue());
     default: {
       Value callee = record(*name, r.value, r.definition, name->name, r.doc);
@@ -684,8 +693,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
                         member->member.name);
         } else {
           record(*member, Value(), m->decl->name.range, m->name, m->decl->doc);
-          if (inFnBody)
-            reportSubmodelInFn(call, base->name + "." + m->name);
+          reportModelCall(call, base->name + "." + m->name);
         }
         return record(call, errorValue());
       }

@@ -117,6 +117,8 @@ public:
   Value checkMember(const ast::MemberExpr &expr);
   Value checkIndex(const ast::IndexExpr &expr);
   void reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelName);
+  /// A model instantiated where a value is expected: E0304 in a fn body.
+  void reportModelCall(const ast::Expr &expr, llvm::StringRef modelName);
   /// The `let` being checked, so E0304 can name the variable and fix it.
   const ast::Expr *letExpr = nullptr;
   const ast::LetStmt *letStmt = nullptr;

@@ -213,11 +213,13 @@ TEST(DiagnosticsTest, StateInitialisers) {
   buffer host: f32[n] @ cpu = ones([n])
 })");
   EXPECT_TRUE(ok.ok) << ok.dump();
-  Checked bad = check(R"(model A<D: device>(n: int) {
+  Checked bad = check(R"(import std.nn
+model A<D: device>(n: int) {
   buffer running: f32[n] = zeros([n]) @ cpu
   buffer wrong: f32[n] = zeros([3])
+  buffer layer: f32[n] = nn.Linear(n, n)
 })");
-  EXPECT_EQ(bad.codes(), (std::vector<std::string>{"E0303", "E0408"})) << bad.dump();
+  EXPECT_EQ(bad.codes(), (std::vector<std::string>{"E0303", "E0408", "E0502"})) << bad.dump();
 }
 
 TEST(DiagnosticsTest, DeviceGenericModelsKeepDRigid) {
