@@ -2,7 +2,6 @@
 
 #include "diagnostics/Diagnostic.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace modelc;
