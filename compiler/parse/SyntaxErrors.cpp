@@ -4,7 +4,6 @@
 #include "Exceptions.h"
 #include "MdlLexer.h"
 #include "MdlParser.h"
-#include "NoViableAltException.h"
 #include "Parser.h"
 #include "Vocabulary.h"
 #include "misc/IntervalSet.h"
@@ -211,7 +210,7 @@ std::optional<llvm::StringRef> likelyKeyword(const antlr4::Token &token) {
 void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
                                       antlr4::Token *offendingSymbol, size_t line,
                                       size_t /*charPositionInLine*/, const std::string & /*msg*/,
-                                      std::exception_ptr e) {
+                                      std::exception_ptr /*e*/) {
   auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
   if (!parser || !offendingSymbol) {
     // The lexer has a catch-all rule and never fails; if it ever does, say
@@ -250,28 +249,22 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
         break;
       }
 
-  bool noViableAlt = false;
-  try {
-    if (e)
-      std::rethrow_exception(e);
-  } catch (const antlr4::NoViableAltException &) {
-    noViableAlt = true;
-  } catch (...) {
-  }
-  // In types, `@` and `[` are not operators.
-  bool inExpression = false;
-  if (antlr4::ParserRuleContext *ctx = parser->getContext()) {
+  // Just after an operator, `=`, `(`, `[` or `,` of an expression only an
+  // operand can come: say "expression" rather than echo ANTLR's set, which
+  // belongs to a decision that began earlier. (In types and declarations
+  // `@`, `(`, `[` and `,` are not operators; `=` always wants a value.)
+  bool wantsOperand = false;
+  if (previous && needsOperandAfter(*previous, vocab)) {
     using P = grammar::MdlParser;
-    size_t rule = ctx->getRuleIndex();
-    inExpression = rule != P::RuleType && rule != P::RuleTensorType && rule != P::RuleDim &&
-                   rule != P::RuleDimAtom && rule != P::RuleDevice && rule != P::RuleDtype &&
-                   rule != P::RuleScalarType && rule != P::RuleFnParam &&
-                   rule != P::RuleDevParams && rule != P::RuleDevParam;
+    antlr4::ParserRuleContext *ctx = parser->getContext();
+    size_t rule = ctx ? ctx->getRuleIndex() : size_t(-1);
+    bool inExpression = rule == P::RuleExpr || rule == P::RuleOperand || rule == P::RulePrimary ||
+                        rule == P::RulePostfix || rule == P::RuleArgs || rule == P::RuleArg ||
+                        rule == P::RuleSlice || rule == P::RuleSliceTail || rule == P::RuleStmt;
+    wantsOperand = inExpression || literalSpelling(previous->getType(), vocab) == "=";
   }
   ExpectedSet expected =
-      noViableAlt && inExpression && previous && needsOperandAfter(*previous, vocab)
-          ? ExpectedSet("expression", vocab)
-          : ExpectedSet(expectedTypes, vocab);
+      wantsOperand ? ExpectedSet("expression", vocab) : ExpectedSet(expectedTypes, vocab);
   std::string found = describeToken(*offendingSymbol, vocab);
 
   auto builder = state_.diags.report(DiagId::UnexpectedToken, at, expected.phrase(), found);
