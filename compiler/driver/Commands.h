@@ -33,6 +33,12 @@ int runExplain();
 extern llvm::cl::SubCommand lspCommand;
 int runLsp();
 
+extern llvm::cl::SubCommand emitCommand;
+int runEmit();
+
+extern llvm::cl::SubCommand runCommand;
+int runRun();
+
 } // namespace modelc::driver
 
 #endif // MODELC_DRIVER_COMMANDS_H

@@ -32,6 +32,8 @@ const Command commandTable[] = {
     {&checkCommand, runCheck},
     {&explainCommand, runExplain},
     {&lspCommand, runLsp},
+    {&emitCommand, runEmit},
+    {&runCommand, runRun},
 };
 
 void printVersion(llvm::raw_ostream &os) {
@@ -56,7 +58,9 @@ int main(int argc, char **argv) {
           "modelc: a compiler for device-checked neural-network models\n\n"
           "  modelc check FILE...   type-check models, devices included\n"
           "  modelc explain CODE    explain a diagnostic code, e.g. E0301\n"
-          "  modelc lsp             run the language server over stdin/stdout\n",
+          "  modelc lsp             run the language server over stdin/stdout\n"
+          "  modelc emit FILE       print a model's AST or IR (--stage=ast|mdl|linalg|llvm)\n"
+          "  modelc run FILE        run a model on the cpu with weights and inputs\n",
           &llvm::errs()))
     return ExitUsageOrIO;
 

@@ -1,0 +1,357 @@
+//===- Executor.cpp - Run an entry fn of an instantiated model ------------===//
+
+#include "exec/Executor.h"
+
+#include "jit/Jit.h"
+#include "lower/Passes.h"
+#include "mlirgen/MlirGen.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace modelc;
+using namespace modelc::exec;
+
+namespace {
+
+llvm::Error execError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+runtime::DType runtimeDType(ast::DType dtype) {
+  switch (dtype) {
+  case ast::DType::F16:
+    return runtime::DType::F16;
+  case ast::DType::BF16:
+    return runtime::DType::BF16;
+  case ast::DType::F32:
+    return runtime::DType::F32;
+  case ast::DType::F64:
+    return runtime::DType::F64;
+  case ast::DType::I32:
+    return runtime::DType::I32;
+  case ast::DType::I64:
+    return runtime::DType::I64;
+  case ast::DType::Bool:
+    return runtime::DType::Bool;
+  }
+  return runtime::DType::F32;
+}
+
+runtime::Device runtimeDevice(const sema::Device &device) {
+  if (device.kind == sema::Device::Kind::Cuda)
+    return runtime::Device::cuda(int(device.index));
+  return runtime::Device::cpu();
+}
+
+Range modelRange(const mlirgen::ConcreteModel &model) {
+  return model.model().decl ? model.model().decl->name.range : Range{};
+}
+
+/// `[4, 784]`.
+std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  return "[" +
+         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") +
+         "]";
+}
+
+/// A StridedMemRefType<T, N> descriptor for any rank: base and aligned
+/// pointers, offset, sizes, strides (all 64-bit).
+struct Descriptor {
+  llvm::SmallVector<int64_t, 11> words;
+  Descriptor(const void *data, llvm::ArrayRef<int64_t> shape) {
+    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
+    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
+    words.push_back(0);
+    words.append(shape.begin(), shape.end());
+    runtime::Shape strides = runtime::rowMajorStrides(shape);
+    words.append(strides.begin(), strides.end());
+  }
+  void *get() { return words.data(); }
+};
+
+} // namespace
+
+std::optional<std::vector<runtime::StateEntry>>
+exec::declaredState(const mlirgen::ConcreteModel &model) {
+  std::vector<runtime::StateEntry> entries;
+  for (const sema::InstantiatedState &s : model.concrete.state) {
+    runtime::StateEntry e;
+    e.name = s.name;
+    e.dtype = runtimeDType(s.type.dtype);
+    e.kind = s.isBuffer ? runtime::StateKind::Buffer : runtime::StateKind::Param;
+    e.device = runtimeDevice(s.type.dev);
+    for (sema::Dim d : s.type.shape.dims) {
+      std::optional<int64_t> k = d.asConstant();
+      if (!k || s.type.shape.hasPack())
+        return std::nullopt;
+      e.shape.push_back(*k);
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+std::optional<runtime::LoadedWeights> exec::bindModelWeights(const mlirgen::ConcreteModel &model,
+                                                             const runtime::SafeTensorsFile &file,
+                                                             DiagnosticEngine &diags) {
+  std::optional<std::vector<runtime::StateEntry>> declared = declaredState(model);
+  if (!declared) {
+    diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "state whose shape is not concrete")
+        .primary("declared in this model");
+    return std::nullopt;
+  }
+  llvm::Expected<runtime::LoadedWeights> bound = runtime::bindWeights(*declared, file);
+  if (bound)
+    return std::move(*bound);
+  DiagnosticBuilder report =
+      diags.report(DiagId::WeightsMismatch, modelRange(model), file.name(), model.model().name);
+  report.primary(std::to_string(declared->size()) + " param(s) and buffer(s) declared here");
+  llvm::handleAllErrors(bound.takeError(), [&](const llvm::ErrorInfoBase &problem) {
+    report.note(problem.message());
+  });
+  report.note("nothing was loaded");
+  return std::nullopt;
+}
+
+std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &model,
+                                                llvm::StringRef fnName,
+                                                llvm::ArrayRef<EntryInput> inputs,
+                                                DiagnosticEngine &diags) {
+  const sema::FnInfo *fn = model.findFn(fnName);
+  const sema::FnInfo *generic = model.model().findFn(fnName);
+  if (!fn || !generic || !generic->decl) {
+    diags.report(DiagId::NoEntryFunction, modelRange(model), model.model().name, fnName);
+    return std::nullopt;
+  }
+  const ast::FnDecl &decl = *generic->decl;
+  if (inputs.size() != fn->params.size()) {
+    DiagnosticBuilder report = diags.report(DiagId::InputCountMismatch, decl.name.range, fnName,
+                                            fn->params.size(), inputs.size());
+    report.primary("declared with " + std::to_string(fn->params.size()) + " parameter(s)");
+    for (const EntryInput &in : inputs)
+      report.note("given: " + in.source + " (" + in.tensor.str() + ")");
+    return std::nullopt;
+  }
+
+  // Symbolic dims (`B`) take the extent of the first input that has them.
+  struct Binding {
+    int64_t value;
+    size_t input;
+  };
+  llvm::DenseMap<sema::AtomId, Binding> bound;
+  auto paramRange = [&](size_t i) {
+    return i < decl.params.size() && decl.params[i].type ? decl.params[i].type->range
+                                                         : decl.name.range;
+  };
+  bool ok = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const sema::Type &want = fn->params[i].type;
+    const runtime::Tensor &have = inputs[i].tensor;
+    std::string index = std::to_string(i + 1);
+    std::string declared = "`" + fn->params[i].name + "` is declared " + want.str();
+    if (!want.isTensor() || want.shape.hasPack()) {
+      diags.report(DiagId::UnsupportedOnCpu, paramRange(i), "an entry parameter of this type");
+      ok = false;
+      continue;
+    }
+    if (runtimeDType(want.dtype) != have.dtype()) {
+      diags
+          .report(DiagId::InputDTypeMismatch, paramRange(i), index, fnName,
+                  runtime::dtypeName(have.dtype()), ast::dtypeName(want.dtype))
+          .primary(declared)
+          .note(inputs[i].source + " holds " + have.str());
+      ok = false;
+      continue;
+    }
+    if (runtimeDevice(want.dev) != inputs[i].device) {
+      diags
+          .report(DiagId::InputDeviceMismatch, paramRange(i), index, fnName, inputs[i].device.str(),
+                  want.dev.str())
+          .primary(declared)
+          .help("place the input with `--input " + inputs[i].source + "@" + want.dev.str() +
+                "`, or instantiate the model on " + inputs[i].device.str());
+      ok = false;
+      continue;
+    }
+    if (have.rank() != want.rank()) {
+      diags
+          .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
+                  shapeString(have.shape()), want.shape.str())
+          .primary(declared)
+          .note("the input has rank " + std::to_string(have.rank()) + ", the parameter rank " +
+                std::to_string(want.rank()));
+      ok = false;
+      continue;
+    }
+    for (size_t d = 0; d < want.rank(); ++d) {
+      sema::Dim dim = want.shape.dims[d];
+      int64_t extent = have.shape()[d];
+      if (std::optional<int64_t> k = dim.asConstant()) {
+        if (*k != extent) {
+          diags
+              .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
+                      shapeString(have.shape()), want.shape.str())
+              .primary(declared)
+              .note("dim " + std::to_string(d) + " is " + std::to_string(extent) + ", expected " +
+                    std::to_string(*k));
+          ok = false;
+          break;
+        }
+        continue;
+      }
+      std::optional<sema::AtomId> atom = dim.asAtom();
+      if (!atom)
+        continue; // a compound dim: checked once every symbol is bound
+      auto [it, inserted] = bound.try_emplace(*atom, Binding{extent, i});
+      if (!inserted && it->second.value != extent) {
+        std::string name = sema::atomName(*atom).str();
+        diags
+            .report(DiagId::InputDimConflict, paramRange(i), index, fnName, name, extent,
+                    it->second.value)
+            .primary(declared)
+            .note("input " + std::to_string(it->second.input + 1) + " (" +
+                      inputs[it->second.input].source + ") has `" + name +
+                      "` = " + std::to_string(it->second.value),
+                  paramRange(it->second.input), "`" + name + "` first bound here");
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (!ok)
+    return std::nullopt;
+
+  auto substitute = [&](sema::Dim d) {
+    return d.substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
+      auto it = bound.find(a);
+      if (it == bound.end())
+        return std::nullopt;
+      return sema::Dim::constant(it->second.value);
+    });
+  };
+  // Compound dims (`2 * B`) now that every symbol has a value.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const sema::Type &want = fn->params[i].type;
+    for (size_t d = 0; d < want.rank(); ++d) {
+      std::optional<int64_t> k = substitute(want.shape.dims[d]).asConstant();
+      if (k && *k != inputs[i].tensor.shape()[d]) {
+        diags
+            .report(DiagId::InputShapeMismatch, paramRange(i), std::to_string(i + 1), fnName,
+                    shapeString(inputs[i].tensor.shape()), want.shape.str())
+            .primary("`" + fn->params[i].name + "` is declared " + want.str())
+            .note("dim " + std::to_string(d) + " is " +
+                  std::to_string(inputs[i].tensor.shape()[d]) + ", expected " + std::to_string(*k));
+        return std::nullopt;
+      }
+    }
+  }
+
+  BoundSignature sig;
+  if (!fn->result.isTensor() || fn->result.shape.hasPack()) {
+    diags.report(DiagId::UnsupportedOnCpu, decl.name.range,
+                 "an entry fn that does not return one tensor");
+    return std::nullopt;
+  }
+  sig.resultDType = runtimeDType(fn->result.dtype);
+  for (sema::Dim d : fn->result.shape.dims) {
+    std::optional<int64_t> k = substitute(d).asConstant();
+    if (!k || *k < 0) {
+      diags.report(DiagId::UnsupportedOnCpu, decl.result ? decl.result->range : decl.name.range,
+                   "a result dim the inputs do not determine (`" + d.str() + "`)");
+      return std::nullopt;
+    }
+    sig.resultShape.push_back(*k);
+  }
+  return sig;
+}
+
+llvm::Expected<std::optional<runtime::Tensor>>
+exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+               const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+               llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
+               DiagnosticEngine &diags) {
+  std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
+  if (!sig)
+    return std::nullopt;
+  for (const sema::InstantiatedState &s : model.concrete.state)
+    if (s.type.dev.kind != sema::Device::Kind::Cpu) {
+      diags
+          .report(DiagId::UnsupportedOnCpu, modelRange(model),
+                  "a model placed on " + s.type.dev.str())
+          .primary("`" + s.name + "` lives on " + s.type.dev.str())
+          .help("instantiate the model with `--device cpu`");
+      return std::nullopt;
+    }
+  for (const EntryInput &in : inputs)
+    if (!in.device.isCPU()) {
+      diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "an input on " + in.device.str());
+      return std::nullopt;
+    }
+
+  mlir::DialectRegistry registry;
+  jit::registerJitDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags);
+  if (!module)
+    return std::nullopt;
+
+  jit::JitOptions jitOptions;
+  jitOptions.optLevel = options.optLevel;
+  jitOptions.useBlas = options.useBlas;
+  llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
+      jit::JitModule::compile(*module, jitOptions);
+  if (!compiled)
+    return compiled.takeError();
+
+  // Arguments: state in state_dict order, inputs, then the output buffer.
+  std::vector<Descriptor> descriptors;
+  std::vector<runtime::Tensor> keepAlive;
+  for (const sema::InstantiatedState &s : model.concrete.state) {
+    const runtime::BoundState *w = weights.find(s.name);
+    if (!w)
+      return execError("internal error: state '" + s.name + "' was not bound");
+    runtime::Tensor t = w->tensor.isContiguous() ? w->tensor : w->tensor.contiguous();
+    descriptors.emplace_back(t.data(), t.shape());
+    keepAlive.push_back(t);
+  }
+  for (const EntryInput &in : inputs) {
+    runtime::Tensor t = in.tensor.isContiguous() ? in.tensor : in.tensor.contiguous();
+    descriptors.emplace_back(t.data(), t.shape());
+    keepAlive.push_back(t);
+  }
+  runtime::Tensor output = runtime::Tensor::zeros(sig->resultDType, sig->resultShape);
+  descriptors.emplace_back(output.mutableData(), output.shape());
+
+  llvm::SmallVector<void *> pointers;
+  for (Descriptor &d : descriptors)
+    pointers.push_back(d.get());
+  if (llvm::Error err = (*compiled)->call(options.fnName, pointers))
+    return err;
+  return std::optional<runtime::Tensor>(std::move(output));
+}
+
+llvm::Error exec::lowerModule(mlir::ModuleOp module, LoweringStage stage, bool useBlas) {
+  mlir::MLIRContext &ctx = *module.getContext();
+  mlir::PassManager pm(&ctx);
+  if (stage == LoweringStage::Linalg) {
+    pm.addPass(lower::createLowerMdlToLinalgPass());
+  } else {
+    lower::CpuPipelineOptions pipeline;
+    pipeline.useBlas = useBlas;
+    lower::buildCpuPipeline(pm, pipeline);
+  }
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module)))
+    return execError("lowering failed:\n" + messages);
+  return llvm::Error::success();
+}

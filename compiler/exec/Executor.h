@@ -1,0 +1,87 @@
+//===- Executor.h - Run an entry fn of an instantiated model ----*- C++ -*-===//
+//
+// `modelc run` without the command line: bind the model's declared state to a
+// safetensors file (all or nothing), check each input against the entry fn's
+// signature (dtype, shape with its symbolic dims bound consistently across
+// inputs, device), build the mdl module, JIT-compile it for the cpu and call
+// it. Problems with the model or its inputs are diagnostics (E0601-E0607)
+// that point into the .mdl source; failures outside the model (unreadable
+// files, a JIT failure) are llvm::Errors.
+//
+// The compiled function takes the state tensors in state_dict order, then
+// the inputs, then one caller-allocated output buffer (see MlirGen.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_EXEC_EXECUTOR_H
+#define MODELC_EXEC_EXECUTOR_H
+
+#include "mlirgen/ModelArgs.h"
+
+#include "diagnostics/DiagnosticEngine.h"
+#include "runtime/SafeTensors.h"
+#include "runtime/Tensor.h"
+#include "runtime/WeightLoader.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+}
+
+namespace modelc::exec {
+
+/// One input of the entry fn: the array and the device it arrives on.
+struct EntryInput {
+  runtime::Tensor tensor;
+  runtime::Device device;
+  std::string source; // the file it came from, for messages
+};
+
+/// The shapes fixed by a set of inputs.
+struct BoundSignature {
+  runtime::DType resultDType = runtime::DType::F32;
+  runtime::Shape resultShape;
+};
+
+/// The declared state of `model` as the weight loader wants it. Reports
+/// E0601 (and returns nullopt) if a state shape is not concrete.
+std::optional<std::vector<runtime::StateEntry>> declaredState(const mlirgen::ConcreteModel &model);
+
+/// Binds `file` to the model's state; on a mismatch reports E0607 with one
+/// note per problem and returns nullopt.
+std::optional<runtime::LoadedWeights> bindModelWeights(const mlirgen::ConcreteModel &model,
+                                                       const runtime::SafeTensorsFile &file,
+                                                       DiagnosticEngine &diags);
+
+/// Checks `inputs` against fn `fnName` (E0602-E0606) and computes the result
+/// shape; nullopt after reporting.
+std::optional<BoundSignature> checkInputs(const mlirgen::ConcreteModel &model,
+                                          llvm::StringRef fnName, llvm::ArrayRef<EntryInput> inputs,
+                                          DiagnosticEngine &diags);
+
+struct RunOptions {
+  std::string fnName = "forward";
+  unsigned optLevel = 3;
+  bool useBlas = true;
+};
+
+/// Runs the whole way: inputs checked, module built, compiled and called.
+/// Returns the output, nullopt after reporting diagnostics, or an Error for
+/// failures that are not about the model.
+llvm::Expected<std::optional<runtime::Tensor>>
+runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+         const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+         llvm::ArrayRef<EntryInput> inputs, const RunOptions &options, DiagnosticEngine &diags);
+
+/// The stages `modelc emit` prints after the mdl module itself.
+enum class LoweringStage { Linalg, Llvm };
+/// Lowers `module` in place to `stage`; the error carries MLIR's diagnostics.
+llvm::Error lowerModule(mlir::ModuleOp module, LoweringStage stage, bool useBlas = true);
+
+} // namespace modelc::exec
+
+#endif // MODELC_EXEC_EXECUTOR_H

@@ -1,0 +1,1317 @@
+//===- MlirGen.cpp - Checked .mdl models to the mdl dialect ---------------===//
+//
+// Walks the AST of the entry fn with the checker's results at hand. Values
+// are tensors (mlir::Value), compile-time scalars (model arguments, literals,
+// sizes), devices, dtypes, submodels and lists. Calls into submodels are
+// inlined: each submodel instance is a ModelFrame with its concrete devices
+// and arguments and its state_dict prefix, so `weight` inside `fc1` is the
+// function argument of `fc1.weight`. Result shapes are derived from the
+// operand types (static where the operands make them static).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlirgen/MlirGen.h"
+
+#include "mlir/MdlDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace modelc;
+using namespace modelc::mlirgen;
+using llvm::dyn_cast;
+using mlir::RankedTensorType;
+using mlir::ShapedType;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+constexpr unsigned kMaxInlineDepth = 64;
+
+/// Parameter names of the built-ins (`?` marks optional ones), as the checker
+/// binds them (sema/Builtins.cpp).
+const char *builtinParams(llvm::StringRef name) {
+  return llvm::StringSwitch<const char *>(name)
+      .Cases({"relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "neg"}, "x")
+      .Cases({"sum", "mean", "max", "min"}, "x dim? keepdim?")
+      .Cases({"softmax", "log_softmax"}, "x dim")
+      .Case("reshape", "x shape")
+      .Case("flatten", "x start_dim? end_dim?")
+      .Case("transpose", "x dim0 dim1")
+      .Case("permute", "x dims")
+      .Case("unsqueeze", "x dim")
+      .Case("squeeze", "x dim?")
+      .Cases({"concat", "stack"}, "tensors dim?")
+      .Case("conv2d", "x weight bias? stride? padding? dilation? groups?")
+      .Cases({"max_pool2d", "avg_pool2d"}, "x kernel_size stride? padding?")
+      .Case("adaptive_avg_pool2d", "x output_size")
+      .Case("layer_norm", "x weight bias eps?")
+      .Case("batch_norm", "x mean var weight bias eps?")
+      .Case("embedding", "indices table")
+      .Cases({"gather", "index_select"}, "x dim index")
+      .Case("where", "mask a b")
+      .Case("cross_entropy", "logits target weight?")
+      .Case("nll_loss", "logp target weight?")
+      .Cases({"zeros", "ones"}, "shape dtype?")
+      .Case("full", "shape value dtype?")
+      .Case("randn", "shape seed? dtype?")
+      .Cases({"arange", "eye"}, "n dtype?")
+      .Case("cast", "x dtype")
+      .Case("to", "x device")
+      .Case("dropout", "x p?")
+      .Case("matmul", "a b")
+      .Default(nullptr);
+}
+
+struct ModelFrame;
+
+/// A value during generation.
+struct GenValue {
+  enum class Kind { None, Tensor, Scalar, Device, DType, Model, ModelList, List };
+  Kind kind = Kind::None;
+  mlir::Value tensor;
+  double number = 0;
+  bool isInt = false;
+  sema::Device device;
+  ast::DType dtype = ast::DType::F32;
+  ModelFrame *model = nullptr;
+  std::vector<ModelFrame *> models;
+  std::vector<GenValue> elements;
+
+  static GenValue ofTensor(mlir::Value v) {
+    GenValue g;
+    g.kind = Kind::Tensor;
+    g.tensor = v;
+    return g;
+  }
+  static GenValue ofScalar(double v, bool isInt) {
+    GenValue g;
+    g.kind = Kind::Scalar;
+    g.number = v;
+    g.isInt = isInt;
+    return g;
+  }
+  bool ok() const { return kind != Kind::None; }
+};
+
+/// One instance of a model: the entry model or an inlined submodel.
+struct ModelFrame {
+  std::shared_ptr<const sema::ModelInstance> instance; // concrete
+  std::string prefix;                                  // "fc1.", "layers.0."
+  llvm::StringMap<double> scalarArgs;                  // float/bool arguments
+  llvm::StringMap<std::unique_ptr<ModelFrame>> children;
+
+  const sema::ModelInfo &info() const { return *instance->model; }
+  sema::Substitution subst() const { return sema::substitutionFor(*instance); }
+};
+
+/// The locals of one inlined fn call.
+struct Scope {
+  ModelFrame *frame = nullptr;
+  llvm::StringMap<GenValue> locals;
+  std::optional<GenValue> returned;
+};
+
+/// Raised (as a flag) once an error has been reported: generation stops.
+class Generator {
+public:
+  Generator(mlir::MLIRContext &ctx, const sema::CheckedProgram &program,
+            const llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags)
+      : ctx(ctx), program(program), sourceMgr(sourceMgr), diags(diags), b(&ctx) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run(const ConcreteModel &model, llvm::StringRef fnName);
+
+private:
+  // --- helpers -------------------------------------------------------------
+  mlir::Location loc(Range range);
+  mlir::Type elementType(ast::DType dtype);
+  mlir::mdl::DeviceAttr deviceAttr(const sema::Device &device);
+  std::optional<sema::Device> concreteDevice(const sema::Device &device, ModelFrame &frame);
+  RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, mlir::Type element,
+                              mlir::Attribute encoding) {
+    return RankedTensorType::get(shape, element, encoding);
+  }
+  RankedTensorType typeOf(mlir::Value v) { return mlir::cast<RankedTensorType>(v.getType()); }
+  RankedTensorType withShape(mlir::Value v, llvm::ArrayRef<int64_t> shape) {
+    RankedTensorType t = typeOf(v);
+    return tensorType(shape, t.getElementType(), t.getEncoding());
+  }
+  std::optional<RankedTensorType> loweredType(const sema::Type &type, ModelFrame &frame, Range at);
+  GenValue unsupported(Range at, const llvm::Twine &what);
+  GenValue fail() {
+    failed = true;
+    return {};
+  }
+
+  // --- expressions ----------------------------------------------------------
+  GenValue gen(const ast::Expr &expr, Scope &scope);
+  GenValue genName(const ast::NameExpr &name, Scope &scope);
+  GenValue genMember(const ast::MemberExpr &member, Scope &scope);
+  GenValue genBinary(const ast::BinaryExpr &binary, Scope &scope);
+  GenValue genCall(const ast::CallExpr &call, Scope &scope,
+                   std::optional<sema::Device> placement = std::nullopt);
+  GenValue genBuiltin(llvm::StringRef name, const ast::CallExpr &call, const GenValue *receiver,
+                      Scope &scope, std::optional<sema::Device> placement);
+  GenValue callModel(ModelFrame &frame, llvm::StringRef fnName, const ast::CallExpr &call,
+                     const GenValue *receiver, Scope &scope);
+  GenValue inlineFn(ModelFrame &frame, const ast::FnDecl &fn, llvm::ArrayRef<GenValue> args);
+  bool genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
+  std::optional<GenValue> constantOf(const ast::Expr &expr, ModelFrame &frame);
+  ModelFrame *child(ModelFrame &parent, const std::string &name,
+                    std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init);
+
+  mlir::Value broadcastScalar(const GenValue &scalar, mlir::Value like, Range at);
+  mlir::Value binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at);
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l);
+
+  mlir::MLIRContext &ctx;
+  const sema::CheckedProgram &program;
+  const llvm::SourceMgr &sourceMgr;
+  DiagnosticEngine &diags;
+  mlir::OpBuilder b;
+  llvm::StringMap<mlir::Value> stateArgs; // by state_dict name
+  unsigned depth = 0;
+  bool failed = false;
+};
+
+mlir::Location Generator::loc(Range range) {
+  if (!range.isValid())
+    return b.getUnknownLoc();
+  unsigned buffer = sourceMgr.FindBufferContainingLoc(range.begin);
+  if (!buffer)
+    return b.getUnknownLoc();
+  auto [line, col] = sourceMgr.getLineAndColumn(range.begin, buffer);
+  llvm::StringRef file = sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier();
+  return mlir::FileLineColLoc::get(&ctx, file, line, col);
+}
+
+mlir::Type Generator::elementType(ast::DType dtype) {
+  switch (dtype) {
+  case ast::DType::F16:
+    return b.getF16Type();
+  case ast::DType::BF16:
+    return b.getBF16Type();
+  case ast::DType::F32:
+    return b.getF32Type();
+  case ast::DType::F64:
+    return b.getF64Type();
+  case ast::DType::I32:
+    return b.getI32Type();
+  case ast::DType::I64:
+    return b.getI64Type();
+  case ast::DType::Bool:
+    return b.getI1Type();
+  }
+  return b.getF32Type();
+}
+
+mlir::mdl::DeviceAttr Generator::deviceAttr(const sema::Device &device) {
+  if (device.kind == sema::Device::Kind::Cuda)
+    return mlir::mdl::DeviceAttr::get(&ctx, "cuda", device.index);
+  return mlir::mdl::DeviceAttr::get(&ctx, "cpu", 0);
+}
+
+std::optional<sema::Device> Generator::concreteDevice(const sema::Device &device,
+                                                      ModelFrame &frame) {
+  sema::Device d = frame.subst().apply(device);
+  if (d.isConcrete())
+    return d;
+  // An unresolved device (a creation op the checker left generic): the
+  // model's home device.
+  if (!frame.instance->devices.empty())
+    return frame.instance->devices.front();
+  return std::nullopt;
+}
+
+std::optional<RankedTensorType> Generator::loweredType(const sema::Type &type, ModelFrame &frame,
+                                                       Range at) {
+  if (!type.isTensor())
+    return std::nullopt;
+  if (type.shape.hasPack()) {
+    unsupported(at, "a `...` dimension pack in an entry fn's signature");
+    return std::nullopt;
+  }
+  sema::Substitution subst = frame.subst();
+  llvm::SmallVector<int64_t, 4> shape;
+  for (sema::Dim d : type.shape.dims) {
+    std::optional<int64_t> k = subst.apply(d).asConstant();
+    shape.push_back(k ? *k : kDyn);
+  }
+  std::optional<sema::Device> dev = concreteDevice(type.dev, frame);
+  if (!dev)
+    return std::nullopt;
+  return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
+}
+
+GenValue Generator::unsupported(Range at, const llvm::Twine &what) {
+  if (!failed)
+    diags.report(DiagId::UnsupportedOnCpu, at, what.str())
+        .primary("the checker accepts this, but modelc cannot compile it for execution yet");
+  return fail();
+}
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
+                                                 llvm::StringRef fnName) {
+  const sema::ModelInfo &info = model.model();
+  const sema::FnInfo *fn = model.findFn(fnName);
+  const sema::FnInfo *generic = info.findFn(fnName);
+  Range modelRange = info.decl ? info.decl->name.range : Range{};
+  if (!fn || !generic || !generic->decl) {
+    diags.report(DiagId::NoEntryFunction, modelRange, info.name, fnName);
+    return nullptr;
+  }
+
+  ModelFrame root;
+  root.instance = model.instance;
+  for (const auto &entry : model.scalarArgs)
+    root.scalarArgs[entry.getKey()] = entry.getValue();
+
+  llvm::SmallVector<mlir::Type> argTypes;
+  for (const sema::InstantiatedState &s : model.concrete.state) {
+    std::optional<RankedTensorType> t = loweredType(s.type, root, modelRange);
+    if (!t)
+      return nullptr;
+    argTypes.push_back(*t);
+  }
+  for (const sema::FnParamInfo &p : fn->params) {
+    const ast::FnParam *decl = nullptr;
+    for (const ast::FnParam &dp : generic->decl->params)
+      if (dp.name.name == p.name)
+        decl = &dp;
+    Range at = decl ? decl->range : generic->decl->name.range;
+    if (!p.type.isTensor()) {
+      unsupported(at, "a non-tensor parameter of an entry fn");
+      return nullptr;
+    }
+    std::optional<RankedTensorType> t = loweredType(p.type, root, at);
+    if (!t)
+      return nullptr;
+    argTypes.push_back(*t);
+  }
+  if (!fn->result.isTensor()) {
+    unsupported(generic->decl->name.range, "an entry fn that does not return one tensor");
+    return nullptr;
+  }
+
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc(modelRange));
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = mlir::func::FuncOp::create(b, loc(generic->decl->name.range), fnName,
+                                         b.getFunctionType(argTypes, {}));
+  mlir::Block *entry = func.addEntryBlock();
+  // Weights are memory-mapped read-only and inputs belong to the caller:
+  // bufferization must never write into an argument.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
+  b.setInsertionPointToStart(entry);
+
+  for (size_t i = 0; i < model.concrete.state.size(); ++i)
+    stateArgs[model.concrete.state[i].name] = entry->getArgument(i);
+  llvm::SmallVector<GenValue> inputs;
+  for (size_t i = 0; i < fn->params.size(); ++i)
+    inputs.push_back(GenValue::ofTensor(entry->getArgument(model.concrete.state.size() + i)));
+
+  GenValue result = inlineFn(root, *generic->decl, inputs);
+  if (failed || !result.ok())
+    return nullptr;
+  if (result.kind != GenValue::Kind::Tensor) {
+    unsupported(generic->decl->name.range, "an entry fn that does not return one tensor");
+    return nullptr;
+  }
+  mlir::func::ReturnOp::create(b, loc(generic->decl->bodyRange), result.tensor);
+  func.setType(b.getFunctionType(argTypes, {result.tensor.getType()}));
+  if (mlir::failed(mlir::verify(*module))) {
+    unsupported(generic->decl->name.range, "this model (the generated mdl IR does not verify)");
+    return nullptr;
+  }
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Models and fns
+//===----------------------------------------------------------------------===//
+
+ModelFrame *Generator::child(ModelFrame &parent, const std::string &name,
+                             std::shared_ptr<const sema::ModelInstance> inst,
+                             const ast::Expr *init) {
+  std::unique_ptr<ModelFrame> &slot = parent.children[name];
+  if (slot)
+    return slot.get();
+  slot = std::make_unique<ModelFrame>();
+  slot->instance = std::move(inst);
+  slot->prefix = parent.prefix + name + ".";
+  // Float and bool arguments: given in the submodel's construction, else
+  // their literal defaults.
+  const ast::ModelDecl *decl = slot->info().decl;
+  const ast::CallExpr *call = llvm::dyn_cast_if_present<ast::CallExpr>(init);
+  const ast::InstantiateExpr *instExpr = llvm::dyn_cast_if_present<ast::InstantiateExpr>(init);
+  const std::vector<ast::Arg> *args = call ? &call->args : instExpr ? &instExpr->args : nullptr;
+  for (size_t i = 0; decl && i < decl->valueParams.size(); ++i) {
+    const ast::ValueParam &p = decl->valueParams[i];
+    if (p.type == ast::ScalarKind::Int)
+      continue;
+    const ast::Expr *given = nullptr;
+    if (args) {
+      size_t positional = 0;
+      for (const ast::Arg &a : *args) {
+        if (a.name ? a.name->name == p.name.name : positional == i)
+          given = a.value.get();
+        if (!a.name)
+          ++positional;
+      }
+    }
+    const ast::Expr *source = given ? given : p.defaultValue.get();
+    ModelFrame &from = given ? parent : *slot;
+    if (source)
+      if (std::optional<GenValue> v = constantOf(*source, from))
+        slot->scalarArgs[p.name.name] = v->number;
+  }
+  return slot.get();
+}
+
+GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
+                             llvm::ArrayRef<GenValue> args) {
+  if (++depth > kMaxInlineDepth) {
+    --depth;
+    return unsupported(fn.name.range, "calls nested deeper than 64 levels");
+  }
+  Scope scope;
+  scope.frame = &frame;
+  for (size_t i = 0; i < fn.params.size() && i < args.size(); ++i)
+    scope.locals[fn.params[i].name.name] = args[i];
+  genStmts(fn.body, scope);
+  --depth;
+  if (failed)
+    return {};
+  if (!scope.returned)
+    return unsupported(fn.name.range, "a fn without a result value");
+  return *scope.returned;
+}
+
+bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
+  for (const ast::StmtPtr &stmt : stmts) {
+    if (failed || scope.returned)
+      return !failed;
+    if (auto *let = dyn_cast<ast::LetStmt>(stmt.get())) {
+      GenValue v = gen(*let->value, scope);
+      if (!v.ok())
+        return false;
+      scope.locals[let->name.name] = v;
+    } else if (auto *assign = dyn_cast<ast::AssignStmt>(stmt.get())) {
+      GenValue v = gen(*assign->value, scope);
+      if (!v.ok())
+        return false;
+      scope.locals[assign->target.name] = v;
+    } else if (auto *ret = dyn_cast<ast::ReturnStmt>(stmt.get())) {
+      if (!ret->value) {
+        unsupported(ret->range, "a fn without a result value");
+        return false;
+      }
+      GenValue v = gen(*ret->value, scope);
+      if (!v.ok())
+        return false;
+      scope.returned = v;
+    } else if (auto *expr = dyn_cast<ast::ExprStmt>(stmt.get())) {
+      if (!gen(*expr->expr, scope).ok())
+        return false;
+    } else if (auto *loop = dyn_cast<ast::ForStmt>(stmt.get())) {
+      GenValue list = gen(*loop->iterable, scope);
+      if (!list.ok())
+        return false;
+      if (list.kind != GenValue::Kind::ModelList) {
+        unsupported(loop->iterable->range, "a `for` loop over anything but a list of submodels");
+        return false;
+      }
+      // Unrolled: one copy of the body per submodel.
+      for (ModelFrame *m : list.models) {
+        GenValue var;
+        var.kind = GenValue::Kind::Model;
+        var.model = m;
+        scope.locals[loop->var.name] = var;
+        if (!genStmts(loop->body, scope))
+          return false;
+        if (scope.returned)
+          break;
+      }
+      scope.locals.erase(loop->var.name);
+    }
+  }
+  return !failed;
+}
+
+GenValue Generator::callModel(ModelFrame &frame, llvm::StringRef fnName, const ast::CallExpr &call,
+                              const GenValue *receiver, Scope &scope) {
+  const sema::FnInfo *fn = frame.info().findFn(fnName);
+  if (!fn || !fn->decl)
+    return unsupported(call.range, "calling a model without a `" + fnName + "` fn");
+  const ast::FnDecl &decl = *fn->decl;
+  llvm::SmallVector<GenValue, 4> args(decl.params.size());
+  size_t positional = 0;
+  if (receiver)
+    args[positional++] = *receiver;
+  for (const ast::Arg &a : call.args) {
+    size_t slot = positional;
+    if (a.name) {
+      auto it = llvm::find_if(decl.params,
+                              [&](const ast::FnParam &p) { return p.name.name == a.name->name; });
+      slot = size_t(it - decl.params.begin());
+    } else {
+      ++positional;
+    }
+    if (slot >= args.size() || !a.value)
+      return unsupported(a.range, "this argument");
+    args[slot] = gen(*a.value, scope);
+    if (!args[slot].ok())
+      return {};
+  }
+  return inlineFn(frame, decl, args);
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame &frame) {
+  if (auto *i = dyn_cast<ast::IntLitExpr>(&expr))
+    return GenValue::ofScalar(double(i->value), true);
+  if (auto *f = dyn_cast<ast::FloatLitExpr>(&expr))
+    return GenValue::ofScalar(f->value, false);
+  if (auto *bl = dyn_cast<ast::BoolLitExpr>(&expr))
+    return GenValue::ofScalar(bl->value ? 1 : 0, false);
+  if (const sema::ExprInfo *info = program.typeOf(&expr)) {
+    if (info->type.kind() == sema::Type::Kind::Int && info->type.intValue)
+      if (std::optional<int64_t> k = frame.subst().apply(*info->type.intValue).asConstant())
+        return GenValue::ofScalar(double(*k), true);
+  }
+  if (auto *name = dyn_cast<ast::NameExpr>(&expr)) {
+    auto it = frame.scalarArgs.find(name->name);
+    if (it != frame.scalarArgs.end())
+      return GenValue::ofScalar(it->second, false);
+  }
+  if (auto *u = dyn_cast<ast::UnaryExpr>(&expr))
+    if (u->op == ast::UnaryOp::Neg)
+      if (std::optional<GenValue> v = constantOf(*u->operand, frame))
+        return GenValue::ofScalar(-v->number, v->isInt);
+  if (auto *bin = dyn_cast<ast::BinaryExpr>(&expr)) {
+    std::optional<GenValue> l = constantOf(*bin->lhs, frame), r = constantOf(*bin->rhs, frame);
+    if (!l || !r)
+      return std::nullopt;
+    bool isInt = l->isInt && r->isInt;
+    switch (bin->op) {
+    case ast::BinaryOp::Add:
+      return GenValue::ofScalar(l->number + r->number, isInt);
+    case ast::BinaryOp::Sub:
+      return GenValue::ofScalar(l->number - r->number, isInt);
+    case ast::BinaryOp::Mul:
+      return GenValue::ofScalar(l->number * r->number, isInt);
+    case ast::BinaryOp::Div:
+      if (r->number == 0)
+        return std::nullopt;
+      return GenValue::ofScalar(isInt ? std::floor(l->number / r->number) : l->number / r->number,
+                                isInt);
+    case ast::BinaryOp::Pow:
+      return GenValue::ofScalar(std::pow(l->number, r->number), isInt);
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
+  if (failed)
+    return {};
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+  case ast::Expr::Kind::FloatLit:
+  case ast::Expr::Kind::BoolLit:
+    return *constantOf(expr, *scope.frame);
+  case ast::Expr::Kind::StringLit:
+    return unsupported(expr.range, "a string value");
+  case ast::Expr::Kind::DeviceLit: {
+    const ast::DeviceExpr &d = dyn_cast<ast::DeviceLitExpr>(&expr)->device;
+    GenValue v;
+    v.kind = GenValue::Kind::Device;
+    v.device = d.kind == ast::DeviceExpr::Kind::Cuda ? sema::Device::cuda(d.cudaIndex)
+                                                     : sema::Device::cpu();
+    return v;
+  }
+  case ast::Expr::Kind::DTypeLit: {
+    GenValue v;
+    v.kind = GenValue::Kind::DType;
+    v.dtype = dyn_cast<ast::DTypeLitExpr>(&expr)->dtype;
+    return v;
+  }
+  case ast::Expr::Kind::Name:
+    return genName(*dyn_cast<ast::NameExpr>(&expr), scope);
+  case ast::Expr::Kind::List: {
+    GenValue v;
+    v.kind = GenValue::Kind::List;
+    for (const ast::ExprPtr &e : dyn_cast<ast::ListExpr>(&expr)->elements) {
+      v.elements.push_back(gen(*e, scope));
+      if (!v.elements.back().ok())
+        return {};
+    }
+    return v;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto *u = dyn_cast<ast::UnaryExpr>(&expr);
+    if (u->op == ast::UnaryOp::Not)
+      return unsupported(u->opRange, "`not`");
+    GenValue x = gen(*u->operand, scope);
+    if (!x.ok())
+      return {};
+    if (x.kind == GenValue::Kind::Scalar)
+      return GenValue::ofScalar(-x.number, x.isInt);
+    if (x.kind != GenValue::Kind::Tensor)
+      return unsupported(expr.range, "negating this value");
+    return GenValue::ofTensor(
+        mlir::mdl::NegOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
+  }
+  case ast::Expr::Kind::Binary:
+    return genBinary(*dyn_cast<ast::BinaryExpr>(&expr), scope);
+  case ast::Expr::Kind::Call:
+    return genCall(*dyn_cast<ast::CallExpr>(&expr), scope);
+  case ast::Expr::Kind::Member:
+    return genMember(*dyn_cast<ast::MemberExpr>(&expr), scope);
+  case ast::Expr::Kind::Index:
+    return unsupported(expr.range, "indexing and slicing (`x[...]`)");
+  case ast::Expr::Kind::Instantiate:
+    return unsupported(expr.range, "instantiating a model inside a fn");
+  }
+  return unsupported(expr.range, "this expression");
+}
+
+GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
+  auto local = scope.locals.find(name.name);
+  if (local != scope.locals.end())
+    return local->second;
+  ModelFrame &frame = *scope.frame;
+  const sema::ModelInfo &info = frame.info();
+  if (const sema::StateInfo *s = info.findState(name.name)) {
+    (void)s;
+    auto it = stateArgs.find(frame.prefix + name.name);
+    if (it == stateArgs.end())
+      return unsupported(name.range, "state `" + frame.prefix + name.name + "` with no argument");
+    return GenValue::ofTensor(it->second);
+  }
+  if (const sema::SubmodelInfo *sub = info.findSubmodel(name.name)) {
+    sema::Type t = frame.subst().apply(sub->type);
+    const ast::Expr *init = sub->decl ? sub->decl->init.get() : nullptr;
+    GenValue v;
+    if (t.kind() == sema::Type::Kind::Model && t.instance) {
+      v.kind = GenValue::Kind::Model;
+      v.model = child(frame, sub->name, t.instance, init);
+      return v;
+    }
+    if (t.kind() == sema::Type::Kind::ModelList && t.instances) {
+      v.kind = GenValue::Kind::ModelList;
+      for (size_t i = 0; i < t.instances->size(); ++i)
+        v.models.push_back(
+            child(frame, sub->name + "." + std::to_string(i), (*t.instances)[i], nullptr));
+      return v;
+    }
+    return unsupported(name.range, "this submodel");
+  }
+  if (std::optional<GenValue> c = constantOf(name, frame))
+    return *c;
+  const sema::ExprInfo *einfo = program.typeOf(&name);
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Device) {
+    std::optional<sema::Device> d = concreteDevice(einfo->type.dev, frame);
+    if (d) {
+      GenValue v;
+      v.kind = GenValue::Kind::Device;
+      v.device = *d;
+      return v;
+    }
+  }
+  return unsupported(name.range, "the value `" + name.name + "`");
+}
+
+GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
+  // `fc1.weight`: state of a submodel.
+  if (auto *baseName = dyn_cast<ast::NameExpr>(member.base.get())) {
+    if (!scope.locals.count(baseName->name) && scope.frame->info().findSubmodel(baseName->name)) {
+      GenValue base = genName(*baseName, scope);
+      if (base.kind == GenValue::Kind::Model) {
+        auto it = stateArgs.find(base.model->prefix + member.member.name);
+        if (it != stateArgs.end())
+          return GenValue::ofTensor(it->second);
+      }
+    }
+  }
+  GenValue base = gen(*member.base, scope);
+  if (!base.ok())
+    return {};
+  if (base.kind == GenValue::Kind::Model) {
+    auto it = stateArgs.find(base.model->prefix + member.member.name);
+    if (it != stateArgs.end())
+      return GenValue::ofTensor(it->second);
+  }
+  if (base.kind == GenValue::Kind::Tensor && member.member.name == "T") {
+    RankedTensorType t = typeOf(base.tensor);
+    int64_t rank = t.getRank();
+    if (rank < 2)
+      return base;
+    llvm::SmallVector<int64_t> shape(t.getShape());
+    std::swap(shape[rank - 2], shape[rank - 1]);
+    return GenValue::ofTensor(mlir::mdl::TransposeOp::create(
+        b, loc(member.range), withShape(base.tensor, shape), base.tensor,
+        b.getI64IntegerAttr(rank - 2), b.getI64IntegerAttr(rank - 1)));
+  }
+  return unsupported(member.range, "the member `" + member.member.name + "`");
+}
+
+mlir::Value Generator::broadcastScalar(const GenValue &scalar, mlir::Value like, Range at) {
+  RankedTensorType t = typeOf(like);
+  return mlir::mdl::FullOp::create(b, loc(at), tensorType({}, t.getElementType(), t.getEncoding()),
+                                   mlir::ValueRange{}, b.getF64FloatAttr(scalar.number));
+}
+
+/// The broadcast of two shapes (the checker has verified they broadcast).
+static llvm::SmallVector<int64_t> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                 llvm::ArrayRef<int64_t> c) {
+  size_t rank = std::max(a.size(), c.size());
+  llvm::SmallVector<int64_t> out(rank, kDyn);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < c.size() ? c[c.size() - 1 - i] : 1;
+    int64_t r;
+    if (x == 1)
+      r = y;
+    else if (y == 1)
+      r = x;
+    else if (x != kDyn)
+      r = x;
+    else
+      r = y;
+    out[rank - 1 - i] = r;
+  }
+  return out;
+}
+
+mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at) {
+  mlir::Location l = loc(at);
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (op == ast::BinaryOp::MatMul) {
+    if (lt.getRank() < 2 || rt.getRank() < 2) {
+      unsupported(at, "`@` with a rank-1 operand");
+      return {};
+    }
+    auto ls = lt.getShape(), rs = rt.getShape();
+    llvm::SmallVector<int64_t> shape = broadcastShape(ls.drop_back(2), rs.drop_back(2));
+    shape.push_back(ls[ls.size() - 2]);
+    shape.push_back(rs.back());
+    return mlir::mdl::MatmulOp::create(b, l, withShape(lhs, shape), lhs, rhs);
+  }
+  llvm::SmallVector<int64_t> shape = broadcastShape(lt.getShape(), rt.getShape());
+  RankedTensorType result = withShape(lhs, shape);
+  auto cmp = [&](llvm::StringRef predicate) -> mlir::Value {
+    RankedTensorType boolType = tensorType(shape, b.getI1Type(), lt.getEncoding());
+    return mlir::mdl::CmpOp::create(b, l, boolType, b.getStringAttr(predicate), lhs, rhs);
+  };
+  switch (op) {
+  case ast::BinaryOp::Add:
+    return mlir::mdl::AddOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Sub:
+    return mlir::mdl::SubOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Mul:
+    return mlir::mdl::MulOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Div:
+    return mlir::mdl::DivOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Pow:
+    return mlir::mdl::PowOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Eq:
+    return cmp("eq");
+  case ast::BinaryOp::Ne:
+    return cmp("ne");
+  case ast::BinaryOp::Lt:
+    return cmp("lt");
+  case ast::BinaryOp::Le:
+    return cmp("le");
+  case ast::BinaryOp::Gt:
+    return cmp("gt");
+  case ast::BinaryOp::Ge:
+    return cmp("ge");
+  default:
+    unsupported(at, "`" + ast::binaryOpSpelling(op) + "` on tensors");
+    return {};
+  }
+}
+
+GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
+  // `zeros([3]) @ cuda:0`: placement of a created tensor.
+  if (binary.op == ast::BinaryOp::MatMul) {
+    const sema::ExprInfo *rhsInfo = program.typeOf(binary.rhs.get());
+    if (rhsInfo && rhsInfo->type.kind() == sema::Type::Kind::Device) {
+      GenValue dev = gen(*binary.rhs, scope);
+      if (!dev.ok())
+        return {};
+      if (auto *call = dyn_cast<ast::CallExpr>(binary.lhs.get()))
+        return genCall(*call, scope, dev.device);
+      return gen(*binary.lhs, scope);
+    }
+  }
+  GenValue lhs = gen(*binary.lhs, scope);
+  if (!lhs.ok())
+    return {};
+  GenValue rhs = gen(*binary.rhs, scope);
+  if (!rhs.ok())
+    return {};
+  bool lt = lhs.kind == GenValue::Kind::Tensor, rt = rhs.kind == GenValue::Kind::Tensor;
+  if (!lt && !rt) {
+    if (std::optional<GenValue> c = constantOf(binary, *scope.frame))
+      return *c;
+    return unsupported(binary.range, "this scalar expression");
+  }
+  if (!lt && lhs.kind != GenValue::Kind::Scalar)
+    return unsupported(binary.lhs->range, "this operand");
+  if (!rt && rhs.kind != GenValue::Kind::Scalar)
+    return unsupported(binary.rhs->range, "this operand");
+  mlir::Value l = lt ? lhs.tensor : broadcastScalar(lhs, rhs.tensor, binary.lhs->range);
+  mlir::Value r = rt ? rhs.tensor : broadcastScalar(rhs, lhs.tensor, binary.rhs->range);
+  mlir::Value v = binaryOp(binary.op, l, r, binary.range);
+  if (!v)
+    return fail();
+  return GenValue::ofTensor(v);
+}
+
+GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
+                            std::optional<sema::Device> placement) {
+  ModelFrame &frame = *scope.frame;
+  if (auto *name = dyn_cast<ast::NameExpr>(call.callee.get())) {
+    // A local (a loop variable over submodels) or a submodel: its forward.
+    if (scope.locals.count(name->name) || frame.info().findSubmodel(name->name)) {
+      GenValue callee = genName(*name, scope);
+      if (!callee.ok())
+        return {};
+      if (callee.kind != GenValue::Kind::Model)
+        return unsupported(call.callee->range, "calling this value");
+      return callModel(*callee.model, "forward", call, nullptr, scope);
+    }
+    // One of the model's own fns.
+    if (frame.info().findFn(name->name))
+      return callModel(frame, name->name, call, nullptr, scope);
+    if (builtinParams(name->name))
+      return genBuiltin(name->name, call, nullptr, scope, placement);
+    return unsupported(call.callee->range, "calling `" + name->name + "`");
+  }
+  if (auto *member = dyn_cast<ast::MemberExpr>(call.callee.get())) {
+    GenValue base = gen(*member->base, scope);
+    if (!base.ok())
+      return {};
+    if (base.kind == GenValue::Kind::Model)
+      return callModel(*base.model, member->member.name, call, nullptr, scope);
+    if (builtinParams(member->member.name))
+      return genBuiltin(member->member.name, call, &base, scope, placement);
+    return unsupported(call.callee->range, "the method `" + member->member.name + "`");
+  }
+  return unsupported(call.callee->range, "calling this expression");
+}
+
+mlir::Value Generator::reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l) {
+  return mlir::mdl::ReshapeOp::create(b, l, withShape(x, shape), x);
+}
+
+//===----------------------------------------------------------------------===//
+// Built-ins
+//===----------------------------------------------------------------------===//
+
+GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
+                               const GenValue *receiver, Scope &scope,
+                               std::optional<sema::Device> placement) {
+  // Bind arguments to parameter slots the way the checker does.
+  llvm::SmallVector<llvm::StringRef, 8> names;
+  llvm::StringRef(builtinParams(name)).split(names, ' ');
+  for (llvm::StringRef &n : names)
+    n.consume_back("?");
+  llvm::SmallVector<std::optional<GenValue>, 8> args(names.size());
+  llvm::SmallVector<Range, 8> ranges(names.size(), call.range);
+  size_t positional = 0;
+  if (receiver) {
+    args[0] = *receiver;
+    positional = 1;
+  }
+  for (const ast::Arg &a : call.args) {
+    if (!a.value)
+      continue;
+    size_t slot;
+    if (a.name) {
+      slot = size_t(llvm::find(names, a.name->name) - names.begin());
+    } else {
+      while (positional < names.size() && args[positional])
+        ++positional;
+      slot = positional++;
+    }
+    if (slot >= names.size())
+      return unsupported(a.range, "this argument");
+    GenValue v = gen(*a.value, scope);
+    if (!v.ok())
+      return {};
+    args[slot] = v;
+    ranges[slot] = a.value->range;
+  }
+
+  mlir::Location l = loc(call.range);
+  auto tensorArg = [&](size_t i) -> mlir::Value {
+    if (i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Tensor)
+      return args[i]->tensor;
+    return {};
+  };
+  auto intArg = [&](size_t i, int64_t dflt) -> int64_t {
+    if (i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Scalar)
+      return int64_t(args[i]->number);
+    return dflt;
+  };
+  auto has = [&](size_t i) { return i < args.size() && args[i].has_value(); };
+  auto normDim = [](int64_t d, int64_t rank) { return d < 0 ? d + rank : d; };
+  // An int or a two-element list (`stride: 2`, `padding: [1, 2]`).
+  auto pairArg = [&](size_t i, int64_t dflt) -> std::array<int64_t, 2> {
+    if (!has(i))
+      return {dflt, dflt};
+    const GenValue &v = *args[i];
+    if (v.kind == GenValue::Kind::List && v.elements.size() == 2)
+      return {int64_t(v.elements[0].number), int64_t(v.elements[1].number)};
+    return {int64_t(v.number), int64_t(v.number)};
+  };
+  auto listArg = [&](size_t i) -> std::optional<llvm::SmallVector<int64_t>> {
+    if (!has(i))
+      return std::nullopt;
+    const GenValue &v = *args[i];
+    llvm::SmallVector<int64_t> out;
+    if (v.kind == GenValue::Kind::Scalar) {
+      out.push_back(int64_t(v.number));
+      return out;
+    }
+    if (v.kind != GenValue::Kind::List)
+      return std::nullopt;
+    for (const GenValue &e : v.elements) {
+      if (e.kind != GenValue::Kind::Scalar)
+        return std::nullopt;
+      out.push_back(int64_t(e.number));
+    }
+    return out;
+  };
+  // The dtype and device the checker gave the call (creation ops).
+  auto callType = [&]() -> std::optional<std::pair<mlir::Type, mlir::Attribute>> {
+    const sema::ExprInfo *info = program.typeOf(&call);
+    if (!info || !info->type.isTensor())
+      return std::nullopt;
+    std::optional<sema::Device> dev =
+        placement ? placement : concreteDevice(info->type.dev, *scope.frame);
+    if (!dev)
+      return std::nullopt;
+    return std::make_pair(elementType(info->type.dtype), mlir::Attribute(deviceAttr(*dev)));
+  };
+
+  mlir::Value x = tensorArg(0);
+  auto needX = [&]() -> bool {
+    if (x)
+      return true;
+    unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+    return false;
+  };
+  RankedTensorType xt = x ? typeOf(x) : RankedTensorType();
+  int64_t rank = x ? xt.getRank() : 0;
+  auto unary = [&](auto tag) -> GenValue {
+    using Op = decltype(tag);
+    if (!needX())
+      return {};
+    return GenValue::ofTensor(Op::create(b, l, x.getType(), x));
+  };
+
+  if (name == "relu")
+    return unary(mlir::mdl::ReluOp());
+  if (name == "gelu")
+    return unary(mlir::mdl::GeluOp());
+  if (name == "silu")
+    return unary(mlir::mdl::SiluOp());
+  if (name == "tanh")
+    return unary(mlir::mdl::TanhOp());
+  if (name == "sigmoid")
+    return unary(mlir::mdl::SigmoidOp());
+  if (name == "exp")
+    return unary(mlir::mdl::ExpOp());
+  if (name == "log")
+    return unary(mlir::mdl::LogOp());
+  if (name == "sqrt")
+    return unary(mlir::mdl::SqrtOp());
+  if (name == "abs")
+    return unary(mlir::mdl::AbsOp());
+  if (name == "neg")
+    return unary(mlir::mdl::NegOp());
+  if (name == "dropout") { // inference: the identity
+    if (!needX())
+      return {};
+    return *args[0];
+  }
+  if (name == "matmul") {
+    mlir::Value a = tensorArg(0), c = tensorArg(1);
+    if (!a || !c)
+      return unsupported(call.range, "`matmul` on non-tensors");
+    mlir::Value v = binaryOp(ast::BinaryOp::MatMul, a, c, call.range);
+    return v ? GenValue::ofTensor(v) : fail();
+  }
+
+  if (name == "sum" || name == "mean" || name == "max" || name == "min") {
+    if (!needX())
+      return {};
+    bool keepdim = has(2) && args[2]->number != 0;
+    llvm::SmallVector<int64_t> dims;
+    if (has(1))
+      dims.push_back(normDim(intArg(1, 0), rank));
+    else
+      for (int64_t d = 0; d < rank; ++d)
+        dims.push_back(d);
+    llvm::SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!llvm::is_contained(dims, d))
+        shape.push_back(xt.getDimSize(d));
+      else if (keepdim)
+        shape.push_back(1);
+    }
+    RankedTensorType rt = withShape(x, shape);
+    auto dimsAttr = b.getDenseI64ArrayAttr(dims);
+    auto keep = b.getBoolAttr(keepdim);
+    if (name == "sum")
+      return GenValue::ofTensor(mlir::mdl::SumOp::create(b, l, rt, x, dimsAttr, keep));
+    if (name == "mean")
+      return GenValue::ofTensor(mlir::mdl::MeanOp::create(b, l, rt, x, dimsAttr, keep));
+    if (name == "max")
+      return GenValue::ofTensor(mlir::mdl::ReduceMaxOp::create(b, l, rt, x, dimsAttr, keep));
+    // min(x) = -max(-x)
+    mlir::Value negated = mlir::mdl::NegOp::create(b, l, x.getType(), x);
+    mlir::Value m = mlir::mdl::ReduceMaxOp::create(b, l, rt, negated, dimsAttr, keep);
+    return GenValue::ofTensor(mlir::mdl::NegOp::create(b, l, rt, m));
+  }
+  if (name == "softmax" || name == "log_softmax") {
+    if (!needX())
+      return {};
+    int64_t dim = normDim(intArg(1, 0), rank);
+    if (name == "softmax")
+      return GenValue::ofTensor(
+          mlir::mdl::SoftmaxOp::create(b, l, x.getType(), x, b.getI64IntegerAttr(dim)));
+    return GenValue::ofTensor(
+        mlir::mdl::LogSoftmaxOp::create(b, l, x.getType(), x, b.getI64IntegerAttr(dim)));
+  }
+
+  if (name == "reshape") {
+    if (!needX())
+      return {};
+    // Dims the instance fixes are static; symbolic ones (`B`) are `?`.
+    const GenValue *shapeArg = has(1) ? &*args[1] : nullptr;
+    llvm::SmallVector<int64_t> shape;
+    const sema::ExprInfo *info = program.typeOf(&call);
+    if (info && info->type.isTensor()) {
+      sema::Substitution subst = scope.frame->subst();
+      for (sema::Dim d : info->type.shape.dims) {
+        std::optional<int64_t> k = subst.apply(d).asConstant();
+        shape.push_back(k ? *k : kDyn);
+      }
+    } else if (shapeArg && shapeArg->kind == GenValue::Kind::List) {
+      for (const GenValue &e : shapeArg->elements)
+        shape.push_back(e.kind == GenValue::Kind::Scalar && e.number >= 0 ? int64_t(e.number)
+                                                                          : kDyn);
+    } else {
+      return unsupported(call.range, "`reshape` to this shape");
+    }
+    return GenValue::ofTensor(reshape(x, shape, l));
+  }
+  if (name == "flatten") {
+    if (!needX())
+      return {};
+    if (rank == 0)
+      return GenValue::ofTensor(reshape(x, {1}, l));
+    int64_t start = normDim(intArg(1, 0), rank), end = normDim(intArg(2, -1), rank);
+    llvm::SmallVector<int64_t> shape;
+    int64_t product = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t e = xt.getDimSize(d);
+      if (d < start || d > end) {
+        shape.push_back(e);
+        continue;
+      }
+      product = (product == kDyn || e == kDyn) ? kDyn : product * e;
+      if (d == end)
+        shape.push_back(product);
+    }
+    return GenValue::ofTensor(reshape(x, shape, l));
+  }
+  if (name == "unsqueeze") {
+    if (!needX())
+      return {};
+    int64_t d = intArg(1, 0);
+    if (d < 0)
+      d += rank + 1;
+    llvm::SmallVector<int64_t> shape(xt.getShape());
+    shape.insert(shape.begin() + d, 1);
+    return GenValue::ofTensor(reshape(x, shape, l));
+  }
+  if (name == "squeeze") {
+    if (!needX())
+      return {};
+    llvm::SmallVector<int64_t> shape;
+    std::optional<int64_t> only;
+    if (has(1))
+      only = normDim(intArg(1, 0), rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(xt.getDimSize(d) == 1 && (!only || *only == d)))
+        shape.push_back(xt.getDimSize(d));
+    return GenValue::ofTensor(reshape(x, shape, l));
+  }
+  if (name == "transpose") {
+    if (!needX())
+      return {};
+    int64_t d0 = normDim(intArg(1, 0), rank), d1 = normDim(intArg(2, 0), rank);
+    llvm::SmallVector<int64_t> shape(xt.getShape());
+    std::swap(shape[d0], shape[d1]);
+    return GenValue::ofTensor(mlir::mdl::TransposeOp::create(
+        b, l, withShape(x, shape), x, b.getI64IntegerAttr(d0), b.getI64IntegerAttr(d1)));
+  }
+  if (name == "permute") {
+    if (!needX())
+      return {};
+    std::optional<llvm::SmallVector<int64_t>> perm = listArg(1);
+    if (!perm || int64_t(perm->size()) != rank)
+      return unsupported(ranges[1], "`permute` with these dims");
+    llvm::SmallVector<int64_t> shape;
+    for (int64_t &p : *perm) {
+      p = normDim(p, rank);
+      shape.push_back(xt.getDimSize(p));
+    }
+    return GenValue::ofTensor(
+        mlir::mdl::PermuteOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(*perm)));
+  }
+  if (name == "concat" || name == "stack") {
+    if (!has(0) || args[0]->kind != GenValue::Kind::List || args[0]->elements.empty())
+      return unsupported(ranges[0], "`" + name + "` of anything but a list of tensors");
+    llvm::SmallVector<mlir::Value> inputs;
+    for (const GenValue &e : args[0]->elements) {
+      if (e.kind != GenValue::Kind::Tensor)
+        return unsupported(ranges[0], "`" + name + "` of anything but a list of tensors");
+      inputs.push_back(e.tensor);
+    }
+    int64_t r0 = typeOf(inputs[0]).getRank();
+    int64_t dim = intArg(1, 0);
+    if (name == "stack") {
+      dim = dim < 0 ? dim + r0 + 1 : dim;
+      for (mlir::Value &in : inputs) {
+        llvm::SmallVector<int64_t> shape(typeOf(in).getShape());
+        shape.insert(shape.begin() + dim, 1);
+        in = reshape(in, shape, l);
+      }
+    } else {
+      dim = normDim(dim, r0);
+    }
+    llvm::SmallVector<int64_t> shape(typeOf(inputs[0]).getShape());
+    int64_t total = 0;
+    for (mlir::Value in : inputs) {
+      int64_t e = typeOf(in).getDimSize(dim);
+      total = (total == kDyn || e == kDyn) ? kDyn : total + e;
+    }
+    shape[dim] = total;
+    return GenValue::ofTensor(mlir::mdl::ConcatOp::create(b, l, withShape(inputs[0], shape), inputs,
+                                                          b.getI64IntegerAttr(dim)));
+  }
+
+  if (name == "conv2d") {
+    mlir::Value w = tensorArg(1), bias = tensorArg(2);
+    if (!needX() || !w)
+      return unsupported(call.range, "`conv2d` on non-tensors");
+    if (rank != 4)
+      return unsupported(call.range, "`conv2d` on an input without a batch dim");
+    auto stride = pairArg(3, 1), pad = pairArg(4, 0), dil = pairArg(5, 1);
+    int64_t groups = intArg(6, 1);
+    RankedTensorType wt = typeOf(w);
+    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), wt.getDimSize(0)};
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xt.getDimSize(2 + i), k = wt.getDimSize(2 + i);
+      shape.push_back(in == kDyn || k == kDyn
+                          ? kDyn
+                          : (in + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1);
+    }
+    return GenValue::ofTensor(mlir::mdl::Conv2dOp::create(
+        b, l, withShape(x, shape), x, w, bias, b.getDenseI64ArrayAttr(stride),
+        b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil), b.getI64IntegerAttr(groups)));
+  }
+  if (name == "max_pool2d" || name == "avg_pool2d") {
+    if (!needX())
+      return {};
+    if (rank != 4)
+      return unsupported(call.range, "`" + name + "` on an input without a batch dim");
+    auto kernel = pairArg(1, 1);
+    auto stride = pairArg(2, kernel[0]);
+    if (!has(2))
+      stride = kernel;
+    auto pad = pairArg(3, 0);
+    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1)};
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xt.getDimSize(2 + i);
+      shape.push_back(in == kDyn ? kDyn : (in + 2 * pad[i] - kernel[i]) / stride[i] + 1);
+    }
+    auto k = b.getDenseI64ArrayAttr(kernel), s = b.getDenseI64ArrayAttr(stride),
+         p = b.getDenseI64ArrayAttr(pad);
+    if (name == "max_pool2d")
+      return GenValue::ofTensor(
+          mlir::mdl::MaxPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
+    return GenValue::ofTensor(
+        mlir::mdl::AvgPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
+  }
+  if (name == "adaptive_avg_pool2d") {
+    if (!needX())
+      return {};
+    if (rank != 4)
+      return unsupported(call.range, "`" + name + "` on an input without a batch dim");
+    auto out = pairArg(1, 1);
+    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1), out[0], out[1]};
+    return GenValue::ofTensor(mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
+  }
+  if (name == "layer_norm") {
+    mlir::Value w = tensorArg(1), bias = tensorArg(2);
+    if (!needX() || !w || !bias)
+      return unsupported(call.range, "`layer_norm` on non-tensors");
+    double eps = has(3) ? args[3]->number : 1e-5;
+    return GenValue::ofTensor(mlir::mdl::LayerNormOp::create(
+        b, l, x.getType(), x, w, bias, b.getI64IntegerAttr(typeOf(w).getRank()),
+        b.getF64FloatAttr(eps)));
+  }
+  if (name == "batch_norm") {
+    mlir::Value mean = tensorArg(1), var = tensorArg(2), w = tensorArg(3), bias = tensorArg(4);
+    if (!needX() || !mean || !var)
+      return unsupported(call.range, "`batch_norm` on non-tensors");
+    double eps = has(5) ? args[5]->number : 1e-5;
+    return GenValue::ofTensor(mlir::mdl::BatchNormOp::create(b, l, x.getType(), x, mean, var, w,
+                                                             bias, b.getF64FloatAttr(eps)));
+  }
+  if (name == "embedding") {
+    mlir::Value indices = tensorArg(0), table = tensorArg(1);
+    if (!indices || !table)
+      return unsupported(call.range, "`embedding` on non-tensors");
+    llvm::SmallVector<int64_t> shape(typeOf(indices).getShape());
+    shape.push_back(typeOf(table).getDimSize(1));
+    return GenValue::ofTensor(
+        mlir::mdl::EmbeddingOp::create(b, l, withShape(table, shape), table, indices));
+  }
+  if (name == "gather" || name == "index_select") {
+    mlir::Value index = tensorArg(2);
+    if (!needX() || !index)
+      return unsupported(call.range, "`" + name + "` on non-tensors");
+    int64_t dim = normDim(intArg(1, 0), rank);
+    if (name == "gather")
+      return GenValue::ofTensor(mlir::mdl::GatherOp::create(
+          b, l, withShape(x, typeOf(index).getShape()), x, index, b.getI64IntegerAttr(dim)));
+    llvm::SmallVector<int64_t> shape(xt.getShape());
+    shape[dim] = typeOf(index).getDimSize(0);
+    return GenValue::ofTensor(mlir::mdl::IndexSelectOp::create(b, l, withShape(x, shape), x, index,
+                                                               b.getI64IntegerAttr(dim)));
+  }
+  if (name == "where") {
+    mlir::Value mask = tensorArg(0);
+    if (!mask || !has(1) || !has(2))
+      return unsupported(call.range, "`where` without a mask tensor");
+    mlir::Value a = tensorArg(1), c = tensorArg(2);
+    if (!a && !c)
+      return unsupported(call.range, "`where` of two scalars");
+    if (!a)
+      a = broadcastScalar(*args[1], c, ranges[1]);
+    if (!c)
+      c = broadcastScalar(*args[2], a, ranges[2]);
+    llvm::SmallVector<int64_t> shape = broadcastShape(
+        broadcastShape(typeOf(mask).getShape(), typeOf(a).getShape()), typeOf(c).getShape());
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, withShape(a, shape), mask, a, c));
+  }
+  if (name == "cross_entropy" || name == "nll_loss") {
+    mlir::Value target = tensorArg(1), weight = tensorArg(2);
+    if (!needX() || !target)
+      return unsupported(call.range, "`" + name + "` on non-tensors");
+    RankedTensorType rt = withShape(x, {});
+    auto reduction = b.getStringAttr("mean");
+    if (name == "cross_entropy")
+      return GenValue::ofTensor(
+          mlir::mdl::CrossEntropyOp::create(b, l, rt, x, target, weight, reduction));
+    return GenValue::ofTensor(mlir::mdl::NllLossOp::create(b, l, rt, x, target, weight, reduction));
+  }
+  if (name == "cast") {
+    if (!needX() || !has(1) || args[1]->kind != GenValue::Kind::DType)
+      return unsupported(call.range, "`cast` without a dtype");
+    RankedTensorType rt = tensorType(xt.getShape(), elementType(args[1]->dtype), xt.getEncoding());
+    if (rt == xt)
+      return *args[0];
+    return GenValue::ofTensor(mlir::mdl::CastOp::create(b, l, rt, x));
+  }
+  if (name == "to") {
+    if (!needX() || !has(1) || args[1]->kind != GenValue::Kind::Device)
+      return unsupported(call.range, "`.to` without a device");
+    RankedTensorType rt =
+        tensorType(xt.getShape(), xt.getElementType(), deviceAttr(args[1]->device));
+    if (rt == xt)
+      return *args[0];
+    return GenValue::ofTensor(mlir::mdl::TransferOp::create(b, l, rt, x));
+  }
+
+  // Creation ops: static shapes only (the cpu back end needs the sizes).
+  if (name == "zeros" || name == "ones" || name == "full" || name == "randn" || name == "arange" ||
+      name == "eye") {
+    std::optional<std::pair<mlir::Type, mlir::Attribute>> et = callType();
+    if (!et)
+      return unsupported(call.range, "`" + name + "` whose device is unknown");
+    llvm::SmallVector<int64_t> shape;
+    if (name == "arange" || name == "eye") {
+      if (!has(0) || args[0]->kind != GenValue::Kind::Scalar)
+        return unsupported(call.range, "`" + name + "` with a size known only at run time");
+      int64_t n = int64_t(args[0]->number);
+      shape.assign(name == "eye" ? 2 : 1, n);
+    } else {
+      std::optional<llvm::SmallVector<int64_t>> s = listArg(0);
+      if (!s)
+        return unsupported(call.range, "`" + name + "` with a size known only at run time");
+      shape = *s;
+    }
+    RankedTensorType rt = tensorType(shape, et->first, et->second);
+    mlir::ValueRange none;
+    if (name == "zeros")
+      return GenValue::ofTensor(mlir::mdl::ZerosOp::create(b, l, rt, none));
+    if (name == "ones")
+      return GenValue::ofTensor(mlir::mdl::OnesOp::create(b, l, rt, none));
+    if (name == "full")
+      return GenValue::ofTensor(mlir::mdl::FullOp::create(
+          b, l, rt, none, b.getF64FloatAttr(has(1) ? args[1]->number : 0)));
+    if (name == "randn")
+      return GenValue::ofTensor(
+          mlir::mdl::RandnOp::create(b, l, rt, none, b.getI64IntegerAttr(intArg(1, 0))));
+    if (name == "arange")
+      return GenValue::ofTensor(
+          mlir::mdl::ArangeOp::create(b, l, rt, none, b.getF64FloatAttr(0), b.getF64FloatAttr(1)));
+    return GenValue::ofTensor(mlir::mdl::EyeOp::create(b, l, rt, none));
+  }
+  return unsupported(call.range, "`" + name + "`");
+}
+
+} // namespace
+
+void mlirgen::loadMlirGenDialects(mlir::MLIRContext &context) {
+  context.loadDialect<mlir::mdl::MdlDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                      mlir::tensor::TensorDialect>();
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+mlirgen::buildModule(mlir::MLIRContext &context, const sema::CheckedProgram &program,
+                     const llvm::SourceMgr &sourceMgr, const ConcreteModel &model,
+                     llvm::StringRef fnName, DiagnosticEngine &diags) {
+  loadMlirGenDialects(context);
+  Generator generator(context, program, sourceMgr, diags);
+  return generator.run(model, fnName);
+}

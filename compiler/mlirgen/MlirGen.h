@@ -1,0 +1,43 @@
+//===- MlirGen.h - Checked .mdl models to the mdl dialect -------*- C++ -*-===//
+//
+// Builds a builtin.module for one instantiated model and one entry fn:
+//
+//   func.func @forward(<state...>, <inputs...>) -> <result>
+//
+// Arguments: first every param and buffer in state_dict order (the order of
+// `InstantiatedModel::state`: a model's own state, then each submodel's,
+// depth first), then the fn's parameters in order. Tensor types carry the
+// device as their #mdl.device encoding; dims the instance fixes are static,
+// the rest (the batch `B`) are `?`. Calls into submodels and the model's own
+// fns are inlined; every op has a FileLineColLoc into the .mdl source.
+// Constructs the cpu back end cannot lower are reported as E0601.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_MLIRGEN_MLIRGEN_H
+#define MODELC_MLIRGEN_MLIRGEN_H
+
+#include "mlirgen/ModelArgs.h"
+
+#include "diagnostics/DiagnosticEngine.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace modelc::mlirgen {
+
+/// Registers and loads the dialects the builder emits (mdl, func, arith,
+/// tensor) into `context`.
+void loadMlirGenDialects(mlir::MLIRContext &context);
+
+/// Emits fn `fnName` of `model` as an mdl module. Returns null after
+/// reporting to `diags` when a construct cannot be emitted.
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
+                                              const sema::CheckedProgram &program,
+                                              const llvm::SourceMgr &sourceMgr,
+                                              const ConcreteModel &model, llvm::StringRef fnName,
+                                              DiagnosticEngine &diags);
+
+} // namespace modelc::mlirgen
+
+#endif // MODELC_MLIRGEN_MLIRGEN_H

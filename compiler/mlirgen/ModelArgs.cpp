@@ -1,0 +1,142 @@
+//===- ModelArgs.cpp - A model instantiated from command-line arguments ---===//
+
+#include "mlirgen/ModelArgs.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace modelc;
+using namespace modelc::mlirgen;
+
+namespace {
+
+llvm::Error argError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The value of a literal default (`0.1`, `-1`, `true`), if it is one.
+std::optional<double> literalValue(const ast::Expr *expr) {
+  if (!expr)
+    return std::nullopt;
+  if (auto *i = llvm::dyn_cast<ast::IntLitExpr>(expr))
+    return double(i->value);
+  if (auto *f = llvm::dyn_cast<ast::FloatLitExpr>(expr))
+    return f->value;
+  if (auto *b = llvm::dyn_cast<ast::BoolLitExpr>(expr))
+    return b->value ? 1.0 : 0.0;
+  if (auto *u = llvm::dyn_cast<ast::UnaryExpr>(expr))
+    if (u->op == ast::UnaryOp::Neg)
+      if (std::optional<double> v = literalValue(u->operand.get()))
+        return -*v;
+  return std::nullopt;
+}
+
+} // namespace
+
+const sema::FnInfo *ConcreteModel::findFn(llvm::StringRef name) const {
+  for (const sema::FnInfo &fn : concrete.fns)
+    if (fn.name == name)
+      return &fn;
+  return nullptr;
+}
+
+llvm::Expected<sema::Device> mlirgen::parseDevice(llvm::StringRef text) {
+  if (text == "cpu")
+    return sema::Device::cpu();
+  llvm::StringRef index = text;
+  int64_t n = 0;
+  if (index.consume_front("cuda:") && !index.getAsInteger(10, n) && n >= 0)
+    return sema::Device::cuda(n);
+  return argError("invalid device '" + text + "' (expected cpu or cuda:N)");
+}
+
+llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgram &program,
+                                                        llvm::StringRef modelName,
+                                                        llvm::StringRef args, sema::Device device) {
+  const sema::ModelInfo *model = nullptr;
+  for (const auto &m : program.models)
+    if (m->name == modelName) {
+      model = m.get();
+      break; // the main module comes first
+    }
+  if (!model) {
+    std::string names;
+    for (const auto &m : program.models)
+      if (m->module == program.models.front()->module)
+        names += (names.empty() ? "" : ", ") + m->name;
+    return argError("no model named '" + modelName + "'" +
+                    (names.empty() ? "" : " (models: " + names + ")"));
+  }
+
+  llvm::StringMap<std::string> given;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  args.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    auto [name, value] = part.split('=');
+    name = name.trim();
+    value = value.trim();
+    if (name.empty() || value.empty() || !part.contains('='))
+      return argError("malformed model argument '" + part + "' (expected name=value)");
+    if (!given.try_emplace(name, value.str()).second)
+      return argError("model argument '" + name + "' is given twice");
+  }
+  for (const auto &entry : given)
+    if (llvm::none_of(model->valueParams,
+                      [&](const sema::ValueParamInfo &p) { return p.name == entry.getKey(); }))
+      return argError("model '" + modelName + "' has no argument named '" + entry.getKey() + "'");
+
+  ConcreteModel result;
+  llvm::SmallVector<int64_t, 8> ints;
+  for (const sema::ValueParamInfo &p : model->valueParams) {
+    auto it = given.find(p.name);
+    const ast::ValueParam *decl = nullptr;
+    for (const ast::ValueParam &vp : model->decl->valueParams)
+      if (vp.name.name == p.name)
+        decl = &vp;
+    if (p.kind == ast::ScalarKind::Int) {
+      int64_t value = 0;
+      if (it != given.end()) {
+        if (llvm::StringRef(it->second).getAsInteger(10, value))
+          return argError("model argument '" + p.name + "' must be an int, got '" + it->second +
+                          "'");
+      } else if (p.defaultInt) {
+        value = *p.defaultInt;
+      } else {
+        return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
+      }
+      ints.push_back(value);
+      continue;
+    }
+    double value = 0;
+    if (it != given.end()) {
+      llvm::StringRef text = it->second;
+      if (p.kind == ast::ScalarKind::Bool && (text == "true" || text == "false"))
+        value = text == "true";
+      else if (p.kind != ast::ScalarKind::Float || text.getAsDouble(value))
+        return argError("model argument '" + p.name + "' must be a " + ast::scalarKindName(p.kind) +
+                        ", got '" + text + "'");
+    } else if (std::optional<double> d = literalValue(decl ? decl->defaultValue.get() : nullptr)) {
+      value = *d;
+    } else {
+      return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
+    }
+    result.scalarArgs[p.name] = value;
+    ints.push_back(0); // not an int: instantiate ignores it
+  }
+
+  llvm::SmallVector<sema::Device, 2> devices(model->decl->deviceParams.size(), device);
+  std::string error;
+  std::optional<sema::InstantiatedModel> concrete =
+      program.instantiate(*model, devices, ints, error);
+  if (!concrete)
+    return argError(error);
+  result.concrete = std::move(*concrete);
+  result.instance = std::make_shared<sema::ModelInstance>();
+  result.instance->model = model;
+  result.instance->devices.append(devices.begin(), devices.end());
+  for (size_t i = 0; i < model->valueParams.size(); ++i)
+    result.instance->values.push_back(model->valueParams[i].kind == ast::ScalarKind::Int
+                                          ? std::optional<sema::Dim>(sema::Dim::constant(ints[i]))
+                                          : std::nullopt);
+  return result;
+}
