@@ -87,33 +87,39 @@ struct RunTotals {
   llvm::json::Array jsonDiagnostics;
 };
 
-/// Checks one file and renders its diagnostics. Each file gets its own
-/// Compilation: a Compilation checks exactly one main file.
-void checkFile(llvm::StringRef path, const CompileOptions &options, bool color, RunTotals &totals) {
-  Compilation compilation(options);
+/// Adds `path` ('-' is standard input) to `compilation` as its main file.
+/// Returns false, after saying why, when it cannot be read.
+bool addMainFile(Compilation &compilation, llvm::StringRef path, bool color) {
   if (path == "-") {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> input = llvm::MemoryBuffer::getSTDIN();
     if (!input) {
       reportDriverError("cannot read standard input: " + input.getError().message(), color);
-      totals.ioError = true;
-      return;
+      return false;
     }
     compilation.addBuffer("<stdin>", (*input)->getBuffer());
-  } else {
-    // Read the file here first so that an unreadable path is a driver error
-    // with the operating system's reason, not a diagnostic about the source.
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> probe =
-        llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-    if (!probe) {
-      reportDriverError("cannot read '" + path + "': " + probe.getError().message(), color);
-      totals.ioError = true;
-      return;
-    }
-    probe->reset();
-    if (!compilation.addFile(path))
-      totals.ioError = true;
+    return true;
   }
-  compilation.check();
+  // Open the file here first so that an unreadable path is a driver error
+  // with the operating system's reason, not a diagnostic about the source.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> probe =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!probe) {
+    reportDriverError("cannot read '" + path + "': " + probe.getError().message(), color);
+    return false;
+  }
+  probe->reset();
+  // Should the file vanish in between, addFile reports it as a diagnostic.
+  return compilation.addFile(path).has_value();
+}
+
+/// Checks one file and renders its diagnostics. Each file gets its own
+/// Compilation: a Compilation checks exactly one main file.
+void checkFile(llvm::StringRef path, const CompileOptions &options, bool color, RunTotals &totals) {
+  Compilation compilation(options);
+  if (addMainFile(compilation, path, color))
+    compilation.check();
+  else
+    totals.ioError = true;
 
   DiagnosticEngine &engine = compilation.diagnostics();
   engine.sortByLocation();
