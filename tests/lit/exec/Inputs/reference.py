@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""reference.py - the built-ins of ops.mdl, computed in plain Python.
+
+    reference.py FN OUT INPUT.npy...
+
+Computes what fn FN of tests/lit/exec/Inputs/ops.mdl returns for the given
+inputs, in float64 with Python's math module (independent of modelc's
+lowering), and writes it to OUT as .npy in the fn's result dtype.
+"""
+
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import npy  # noqa: E402
+
+
+class T:
+    """A row-major tensor: shape and a flat list."""
+
+    def __init__(self, shape, values):
+        self.shape = list(shape)
+        self.v = list(values)
+
+    def at(self, *idx):
+        off = 0
+        for i, d in zip(idx, self.shape):
+            off = off * d + i
+        return self.v[off]
+
+
+def load(path):
+    _, shape, values = npy.read(path)
+    return T(shape, values)
+
+
+def indices(shape):
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in indices(shape[1:]):
+            yield (i,) + rest
+
+
+def ew(x, f):
+    return T(x.shape, [f(a) for a in x.v])
+
+
+def ew2(x, y, f):
+    # y broadcasts from the right (same rank or a trailing vector)
+    out = []
+    for idx in indices(x.shape):
+        yidx = idx[len(idx) - len(y.shape):]
+        out.append(f(x.at(*idx), y.at(*yidx)))
+    return T(x.shape, out)
+
+
+def matmul(a, b):
+    m, k = a.shape
+    _, n = b.shape
+    return T([m, n], [sum(a.at(i, p) * b.at(p, j) for p in range(k)) for i in range(m) for j in range(n)])
+
+
+def transpose(a):
+    m, n = a.shape
+    return T([n, m], [a.at(i, j) for j in range(n) for i in range(m)])
+
+
+def reduce_rows(x, dim, f):
+    b, n = x.shape
+    if dim == 1:
+        return T([b], [f([x.at(i, j) for j in range(n)]) for i in range(b)])
+    return T([n], [f([x.at(i, j) for i in range(b)]) for j in range(n)])
+
+
+def softmax_rows(rows, log):
+    out = []
+    for r in rows:
+        m = max(r)
+        s = sum(math.exp(a - m) for a in r)
+        out.append([(a - m - math.log(s)) if log else math.exp(a - m) / s for a in r])
+    return out
+
+
+def sigmoid(a):
+    return 1 / (1 + math.exp(-a))
+
+
+def gelu(a):
+    return 0.5 * a * (1 + math.erf(a / math.sqrt(2)))
+
+
+def conv2d(x, w, b, stride, pad):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = []
+    for ni in range(n):
+        for oi in range(o):
+            for y in range(oh):
+                for z in range(ow):
+                    acc = b.v[oi] if b else 0.0
+                    for ci in range(c):
+                        for p in range(kh):
+                            for q in range(kw):
+                                iy, iz = y * stride - pad + p, z * stride - pad + q
+                                if 0 <= iy < h and 0 <= iz < wd:
+                                    acc += x.at(ni, ci, iy, iz) * w.at(oi, ci, p, q)
+                    out.append(acc)
+    return T([n, o, oh, ow], out)
+
+
+def pool(x, k, f):
+    n, c, h, w = x.shape
+    out = []
+    for idx in indices([n, c, h // k, w // k]):
+        ni, ci, y, z = idx
+        out.append(f([x.at(ni, ci, y * k + p, z * k + q) for p in range(k) for q in range(k)]))
+    return T([n, c, h // k, w // k], out)
+
+
+def compute(fn, a):
+    x = a[0]
+    unary = {
+        "relu_": lambda v: max(v, 0.0), "gelu_": gelu, "silu_": lambda v: v * sigmoid(v),
+        "tanh_": math.tanh, "sigmoid_": sigmoid, "exp_": math.exp, "log_": math.log,
+        "sqrt_": math.sqrt, "abs_": abs, "neg_": lambda v: -2 * v, "pow_": lambda v: v * v,
+        "to_": lambda v: v, "zeros_": lambda v: v + 1.5, "cast_": lambda v: v,
+    }
+    if fn in unary:
+        return ew(x, unary[fn])
+    if fn == "arith":
+        return ew2(x, a[1], lambda p, q: (p + q) * (p - q) / (q * q + 1.0) + 2.0 * p)
+    if fn == "bcast":
+        return ew2(x, a[1], lambda p, q: p * q + q)
+    if fn == "where_":
+        return ew2(x, a[1], lambda p, q: p if p > q else q)
+    if fn == "matmul_":
+        return matmul(x, transpose(a[1]))
+    if fn == "matmul_fn":
+        return matmul(transpose(x), a[1])
+    if fn == "permute_":
+        return transpose(x)
+    if fn == "reshape_":
+        return T([x.shape[1], 2], x.v)
+    if fn in ("flatten_", "squeeze_"):
+        return x
+    if fn == "concat_":
+        b, n = x.shape
+        return T([b, 2 * n], [r for i in range(b) for r in
+                              [x.at(i, j) for j in range(n)] + [a[1].at(i, j) for j in range(n)]])
+    if fn == "stack_":
+        return T([2] + x.shape, x.v + a[1].v)
+    if fn == "sum_":
+        return reduce_rows(x, 1, sum)
+    if fn == "sum_all":
+        return T([], [sum(x.v)])
+    if fn == "mean_":
+        r = reduce_rows(x, 0, lambda l: sum(l) / len(l))
+        return T([1] + r.shape, r.v)
+    if fn == "max_":
+        return reduce_rows(x, 1, max)
+    if fn == "min_":
+        return reduce_rows(x, 0, min)
+    if fn in ("softmax_", "log_softmax_"):
+        b, n = x.shape
+        if fn == "softmax_":
+            rows = softmax_rows([[x.at(i, j) for j in range(n)] for i in range(b)], False)
+            return T([b, n], [v for r in rows for v in r])
+        cols = softmax_rows([[x.at(i, j) for i in range(b)] for j in range(n)], True)
+        return T([b, n], [cols[j][i] for i in range(b) for j in range(n)])
+    if fn == "layer_norm_":
+        b, n = x.shape
+        out = []
+        for i in range(b):
+            r = [x.at(i, j) for j in range(n)]
+            m = sum(r) / n
+            var = sum((v - m) ** 2 for v in r) / n
+            out += [(r[j] - m) / math.sqrt(var + 0.001) * a[1].v[j] + a[2].v[j] for j in range(n)]
+        return T([b, n], out)
+    if fn == "arange_":
+        return T(x.shape, [x.at(i, j) * j for i, j in indices(x.shape)])
+    if fn == "eye_":
+        return T(x.shape, [x.at(i, j) + (1.0 if i == j else 0.0) for i, j in indices(x.shape)])
+    if fn == "conv":
+        return conv2d(x, a[1], a[2], 1, 0)
+    if fn == "conv_pad":
+        return conv2d(x, a[1], None, 2, 1)
+    if fn == "max_pool":
+        return pool(x, 2, max)
+    if fn == "avg_pool":
+        return pool(x, 2, lambda l: sum(l) / len(l))
+    if fn == "adaptive":
+        return pool(x, x.shape[2], lambda l: sum(l) / len(l))
+    if fn == "batch_norm_":
+        m, v, w, b = a[1:]
+        return T(x.shape, [(x.at(*i) - m.v[i[1]]) / math.sqrt(v.v[i[1]] + 1e-5) * w.v[i[1]] + b.v[i[1]]
+                           for i in indices(x.shape)])
+    sys.exit("reference.py: no reference for fn %s" % fn)
+
+
+def compute_lookup(fn, table, a):
+    if fn == "embed":
+        i = a[0]
+        d = table.shape[1]
+        return T(i.shape + [d], [table.at(int(k), j) for k in i.v for j in range(d)])
+    if fn == "gather_":
+        x, i = a
+        return T(i.shape, [x.at(r, int(i.at(r, c))) for r, c in indices(i.shape)])
+    if fn == "select":
+        x, i = a
+        return T([x.shape[0], len(i.v)], [x.at(r, int(k)) for r in range(x.shape[0]) for k in i.v])
+    if fn in ("xent", "nll"):
+        x, t = a
+        b, n = x.shape
+        rows = softmax_rows([[x.at(r, j) for j in range(n)] for r in range(b)], True)
+        return T([], [-sum(rows[r][int(t.v[r])] for r in range(b)) / b])
+    sys.exit("reference.py: no reference for fn %s" % fn)
+
+
+def main(argv):
+    if len(argv) < 4:
+        sys.stderr.write(__doc__)
+        return 2
+    fn, out = argv[1], argv[2]
+    if argv[3].startswith("--table="):
+        table = load(argv[3][len("--table="):])
+        result = compute_lookup(fn, table, [load(p) for p in argv[4:]])
+    else:
+        result = compute(fn, [load(p) for p in argv[3:]])
+    npy.write_array(out, "f64" if fn == "cast_" else "f32", result.shape, result.v)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
