@@ -177,10 +177,15 @@ void DocumentAnalysis::convertDiagnostics(StringRef explainUrl) {
     if (!diag.labels.empty() && !diag.labels[0].message.empty())
       message += "\n" + diag.labels[0].message;
 
-    // A diagnostic in an imported file shows on the import that reads it.
+    // A diagnostic in an imported file shows on the import that reads it,
+    // unless that file is open: its own check publishes it there.
     proto::Range range;
     if (primary && primary->uri.file() == path_) {
       range = primary->range;
+    } else if (primary && llvm::any_of(compilation_->options().overlays, [&](const auto &open) {
+                 return open.first == primary->uri.file();
+               })) {
+      continue;
     } else {
       if (primary)
         message = formatv("in {0}:{1}:{2}: {3}", primary->uri.file(), primary->range.start.line + 1,
