@@ -266,6 +266,8 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     }
     sig.resultShape.push_back(*k);
   }
+  for (const auto &[atom, binding] : bound)
+    sig.dims.push_back({atom, binding.value});
   return sig;
 }
 
@@ -277,6 +279,13 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
   std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
+  for (const sema::Device &d : model.instance->devices)
+    if (d.kind != sema::Device::Kind::Cpu) {
+      diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "a model placed on " + d.str())
+          .primary("instantiated on " + d.str())
+          .help("instantiate the model with `--device cpu`");
+      return std::nullopt;
+    }
   for (const sema::InstantiatedState &s : model.concrete.state)
     if (s.type.dev.kind != sema::Device::Kind::Cpu) {
       diags
@@ -296,7 +305,7 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
   jit::registerJitDialects(registry);
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags);
+      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags, sig->dims);
   if (!module)
     return std::nullopt;
 

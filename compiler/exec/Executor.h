@@ -45,6 +45,8 @@ struct EntryInput {
 struct BoundSignature {
   runtime::DType resultDType = runtime::DType::F32;
   runtime::Shape resultShape;
+  /// The extent each symbolic dim of the signature took (`B` = 4).
+  std::vector<std::pair<sema::AtomId, int64_t>> dims;
 };
 
 /// The declared state of `model` as the weight loader wants it. Reports
