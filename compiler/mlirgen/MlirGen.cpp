@@ -126,8 +126,9 @@ struct Scope {
 class Generator {
 public:
   Generator(mlir::MLIRContext &ctx, const sema::CheckedProgram &program,
-            const llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags)
-      : ctx(ctx), program(program), sourceMgr(sourceMgr), diags(diags), b(&ctx) {}
+            const llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags, DimBindings bindings)
+      : ctx(ctx), program(program), sourceMgr(sourceMgr), diags(diags), b(&ctx),
+        bindings(bindings) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const ConcreteModel &model, llvm::StringRef fnName);
 
@@ -148,6 +149,8 @@ private:
   }
   std::optional<RankedTensorType> loweredType(const sema::Type &type, ModelFrame &frame, Range at);
   GenValue unsupported(Range at, const llvm::Twine &what);
+  /// The extent of `d` in `frame` (its arguments and the bound symbols), or `?`.
+  int64_t extentOf(sema::Dim d, ModelFrame &frame);
   GenValue fail() {
     failed = true;
     return {};
@@ -179,6 +182,7 @@ private:
   const llvm::SourceMgr &sourceMgr;
   DiagnosticEngine &diags;
   mlir::OpBuilder b;
+  DimBindings bindings;
   llvm::StringMap<mlir::Value> stateArgs; // by state_dict name
   unsigned depth = 0;
   bool failed = false;
@@ -241,16 +245,25 @@ std::optional<RankedTensorType> Generator::loweredType(const sema::Type &type, M
     unsupported(at, "a `...` dimension pack in an entry fn's signature");
     return std::nullopt;
   }
-  sema::Substitution subst = frame.subst();
   llvm::SmallVector<int64_t, 4> shape;
-  for (sema::Dim d : type.shape.dims) {
-    std::optional<int64_t> k = subst.apply(d).asConstant();
-    shape.push_back(k ? *k : kDyn);
-  }
+  for (sema::Dim d : type.shape.dims)
+    shape.push_back(extentOf(d, frame));
   std::optional<sema::Device> dev = concreteDevice(type.dev, frame);
   if (!dev)
     return std::nullopt;
   return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
+}
+
+int64_t Generator::extentOf(sema::Dim d, ModelFrame &frame) {
+  sema::Dim concrete =
+      frame.subst().apply(d).substitute([&](sema::AtomId atom) -> std::optional<sema::Dim> {
+        for (const auto &[bound, value] : bindings)
+          if (bound == atom)
+            return sema::Dim::constant(value);
+        return std::nullopt;
+      });
+  std::optional<int64_t> k = concrete.asConstant();
+  return k && *k >= 0 ? *k : kDyn;
 }
 
 GenValue Generator::unsupported(Range at, const llvm::Twine &what) {
@@ -1016,11 +1029,8 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     llvm::SmallVector<int64_t> shape;
     const sema::ExprInfo *info = program.typeOf(&call);
     if (info && info->type.isTensor()) {
-      sema::Substitution subst = scope.frame->subst();
-      for (sema::Dim d : info->type.shape.dims) {
-        std::optional<int64_t> k = subst.apply(d).asConstant();
-        shape.push_back(k ? *k : kDyn);
-      }
+      for (sema::Dim d : info->type.shape.dims)
+        shape.push_back(extentOf(d, *scope.frame));
     } else if (shapeArg && shapeArg->kind == GenValue::Kind::List) {
       for (const GenValue &e : shapeArg->elements)
         shape.push_back(e.kind == GenValue::Kind::Scalar && e.number >= 0 ? int64_t(e.number)
@@ -1310,8 +1320,8 @@ void mlirgen::loadMlirGenDialects(mlir::MLIRContext &context) {
 mlir::OwningOpRef<mlir::ModuleOp>
 mlirgen::buildModule(mlir::MLIRContext &context, const sema::CheckedProgram &program,
                      const llvm::SourceMgr &sourceMgr, const ConcreteModel &model,
-                     llvm::StringRef fnName, DiagnosticEngine &diags) {
+                     llvm::StringRef fnName, DiagnosticEngine &diags, DimBindings bindings) {
   loadMlirGenDialects(context);
-  Generator generator(context, program, sourceMgr, diags);
+  Generator generator(context, program, sourceMgr, diags, bindings);
   return generator.run(model, fnName);
 }

@@ -30,13 +30,18 @@ namespace modelc::mlirgen {
 /// tensor) into `context`.
 void loadMlirGenDialects(mlir::MLIRContext &context);
 
-/// Emits fn `fnName` of `model` as an mdl module. Returns null after
-/// reporting to `diags` when a construct cannot be emitted.
+/// Values for symbolic dims of the entry fn's signature (`B` = 4).
+using DimBindings = llvm::ArrayRef<std::pair<sema::AtomId, int64_t>>;
+
+/// Emits fn `fnName` of `model` as an mdl module. Symbolic dims in
+/// `bindings` become static (`modelc run` specialises to its inputs); the
+/// others stay dynamic. Returns null after reporting to `diags` when a
+/// construct cannot be emitted.
 mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
                                               const sema::CheckedProgram &program,
                                               const llvm::SourceMgr &sourceMgr,
                                               const ConcreteModel &model, llvm::StringRef fnName,
-                                              DiagnosticEngine &diags);
+                                              DiagnosticEngine &diags, DimBindings bindings = {});
 
 } // namespace modelc::mlirgen
 
