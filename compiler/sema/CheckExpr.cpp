@@ -189,10 +189,13 @@ Value Checker::checkExpr(const ast::Expr &expr) {
     std::optional<Device> d;
     if (lit.device.kind == ast::DeviceExpr::Kind::Cpu)
       d = Device::cpu();
-    else if (lit.device.kind == ast::DeviceExpr::Kind::Cuda && lit.device.cudaIndex >= 0)
+    else if (lit.device.kind == ast::DeviceExpr::Kind::Cuda &&
+             Device::isValidCudaIndex(lit.device.cudaIndex))
       d = Device::cuda(lit.device.cudaIndex);
     if (!d) {
-      diags_.report(DiagId::InvalidDevice, expr.range, expr.range.text());
+      diags_.report(DiagId::InvalidDevice, expr.range, expr.range.text())
+          .primary("device indices range from 0 to 127")
+          .note("a CUDA device index is an 8-bit number, as in PyTorch");
       return record(expr, errorValue());
     }
     v.type = Type::device(*d);

@@ -80,8 +80,10 @@ std::optional<Device> Checker::deviceFromExpr(ModelInfo &model, const ast::Devic
   case ast::DeviceExpr::Kind::Cpu:
     return Device::cpu();
   case ast::DeviceExpr::Kind::Cuda:
-    if (dev.cudaIndex < 0) {
-      diags_.report(DiagId::InvalidDevice, dev.range, dev.range.text());
+    if (!Device::isValidCudaIndex(dev.cudaIndex)) {
+      diags_.report(DiagId::InvalidDevice, dev.range, dev.range.text())
+          .primary("device indices range from 0 to 127")
+          .note("a CUDA device index is an 8-bit number, as in PyTorch");
       return std::nullopt;
     }
     return Device::cuda(dev.cudaIndex);

@@ -34,6 +34,10 @@ struct Device {
 
   static Device cpu() { return {}; }
   static Device cuda(int64_t n) { return {Kind::Cuda, n, nullptr}; }
+  /// PyTorch stores a device index in an int8 (c10::DeviceIndex), so no
+  /// program can address a GPU beyond cuda:127.
+  static constexpr int64_t kMaxCudaIndex = 127;
+  static bool isValidCudaIndex(int64_t n) { return n >= 0 && n <= kMaxCudaIndex; }
   static Device param(const ast::ModelDecl *model, unsigned i) { return {Kind::Param, i, model}; }
   static Device var(unsigned v) { return {Kind::Var, v, nullptr}; }
 
