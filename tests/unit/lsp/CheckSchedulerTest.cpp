@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -113,13 +115,20 @@ TEST(CheckScheduler, DocumentsAreCheckedInOrder) {
 TEST(CheckScheduler, DestructorStopsWithWorkQueued) {
   FakeDocuments docs;
   docs.holdChecks = true;
+  std::thread releaser;
   {
     CheckScheduler scheduler([&](llvm::StringRef key) { return docs.check(key); });
     scheduler.schedule("a.mdl");
     docs.waitStarted();
     scheduler.schedule("b.mdl");
-    docs.release();
+    // Release the held check only once the destructor is (very likely)
+    // waiting for it, so `b.mdl` is still queued when stopping begins.
+    releaser = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      docs.release();
+    });
   } // must not hang, must not commit after stopping
+  releaser.join();
   EXPECT_LE(docs.committed.size(), 1u);
 }
 
