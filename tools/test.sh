@@ -15,6 +15,9 @@ build=${MODELC_BUILD_DIR:-$src/build}
 jobs=${MODELC_JOBS:-$(nproc)}
 
 "$src/tools/install-deps.sh"
+# Let clones at different paths share one ccache (paths hash relative to the
+# checkout).
+export CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=1
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$jobs"
 cd "$build"
