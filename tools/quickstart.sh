@@ -23,3 +23,13 @@ if "$build/bin/modelc" check examples/device-bugs/01-bias-on-cpu.mdl; then
   echo "quickstart: expected modelc to reject examples/device-bugs/01-bias-on-cpu.mdl" >&2
   exit 1
 fi
+
+# Run the reference MLP on the CPU with PyTorch's weights, when the reference
+# data (../shared/ref) sits beside the checkout.
+ref="$src/../shared/ref/mlp"
+if [ -f "$ref/weights.safetensors" ]; then
+  echo
+  echo "\$ modelc run examples/mlp.mdl --model Mlp --args in=784,hidden=256,out=10 --device cpu --weights $ref/weights.safetensors --input $ref/input.npy"
+  "$build/bin/modelc" run examples/mlp.mdl --model Mlp --args in=784,hidden=256,out=10 \
+    --device cpu --weights "$ref/weights.safetensors" --input "$ref/input.npy"
+fi
