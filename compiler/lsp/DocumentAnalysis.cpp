@@ -2,6 +2,7 @@
 
 #include "lsp/DocumentAnalysis.h"
 #include "lsp/SourceText.h"
+#include "sema/BuiltinList.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -491,6 +492,9 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
       if (!import.path.empty())
         add(import.path.back().name, proto::CompletionItemKind::Module, "import", "", "2");
   }
+  for (const sema::BuiltinSignature &builtin : sema::builtinSignatures())
+    add(builtin.name, proto::CompletionItemKind::Function,
+        (builtin.name + "(" + builtin.params + ")").str(), "", "3");
   for (StringRef keyword :
        {"let",  "return", "for",    "in",   "fn",    "param", "buffer", "model", "import",
         "cpu",  "cuda",   "device", "true", "false", "and",   "or",     "not",   "f16",

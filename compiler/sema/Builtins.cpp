@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sema/BuiltinList.h"
 #include "sema/Checker.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -1249,4 +1250,14 @@ Value Checker::checkBuiltinCall(const ast::CallExpr &call, llvm::StringRef name,
   Value v = builtin.run(receiver, placement, placementOrigin);
   v.expr = &call;
   return v;
+}
+
+std::vector<BuiltinSignature> modelc::sema::builtinSignatures() {
+  std::vector<BuiltinSignature> result;
+  for (const Spec &spec : kBuiltins) {
+    llvm::SmallVector<llvm::StringRef, kMaxParams> params;
+    llvm::StringRef(spec.params).split(params, ' ', -1, /*KeepEmpty=*/false);
+    result.push_back({spec.name, llvm::join(params, ", ")});
+  }
+  return result;
 }
