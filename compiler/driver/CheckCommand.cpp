@@ -153,6 +153,7 @@ int runCheck() {
   bool color = formatOpt == OutputFormat::Text && shouldColorStderr(colorOpt);
 
   CompileOptions options;
+  options.disableFree = true; // a one-shot process: the OS frees faster
   options.importPaths.assign(importDirs.begin(), importDirs.end());
   if (!stdlibDir.empty())
     options.stdlibDir = stdlibDir;

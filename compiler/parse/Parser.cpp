@@ -24,6 +24,7 @@
 #include "atn/ParserATNSimulator.h"
 #include "atn/PredictionMode.h"
 
+#include "llvm/Support/BuryPointer.h"
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -218,7 +219,8 @@ private:
   std::unique_ptr<MdlParser> parser_;
 };
 
-void parseInto(ast::Module &module, llvm::StringRef text, DiagnosticEngine &diags) {
+void parseInto(ast::Module &module, llvm::StringRef text, DiagnosticEngine &diags,
+               const ParseOptions &options) {
   // A byte-order mark is not part of the program.
   if (text.starts_with("\xEF\xBB\xBF"))
     text = text.drop_front(3);
@@ -231,13 +233,20 @@ void parseInto(ast::Module &module, llvm::StringRef text, DiagnosticEngine &diag
     diags.report(DiagId::InvalidUtf8, r).primary(label).note("save the file as UTF-8");
     return;
   }
+  if (options.disableFree) {
+    auto *run = new ParseRun(diags, text, module.fileName);
+    run->run(module);
+    llvm::BuryPointer(run); // reclaimed at process exit
+    return;
+  }
   ParseRun(diags, text, module.fileName).run(module);
 }
 
 } // namespace
 
 std::unique_ptr<ast::Module> modelc::parseModule(llvm::SourceMgr &sm, unsigned bufferId,
-                                                 DiagnosticEngine &diags) {
+                                                 DiagnosticEngine &diags,
+                                                 const ParseOptions &options) {
   auto module = std::make_unique<ast::Module>();
   module->bufferId = bufferId;
   module->sourceMgr = &sm;
@@ -246,7 +255,7 @@ std::unique_ptr<ast::Module> modelc::parseModule(llvm::SourceMgr &sm, unsigned b
   const llvm::MemoryBuffer *buffer = sm.getMemoryBuffer(bufferId);
   module->fileName = buffer->getBufferIdentifier().str();
   try {
-    parseInto(*module, buffer->getBuffer(), diags);
+    parseInto(*module, buffer->getBuffer(), diags, options);
   } catch (...) {
     // Nothing in the pipeline is expected to throw; if the runtime does
     // anyway (e.g. out of memory), keep what was built and say the file

@@ -103,7 +103,10 @@ std::string Compilation::stdlibDirectory() const {
 
 const ast::Module *Compilation::loadModule(unsigned bufferId, const std::string &path,
                                            unsigned depth) {
-  std::unique_ptr<ast::Module> parsed = parseModule(sourceMgr_, bufferId, diags_);
+  ParseOptions parseOptions;
+  parseOptions.disableFree = options_.disableFree;
+  std::unique_ptr<ast::Module> parsed =
+      parseModule(sourceMgr_, bufferId, diags_, parseOptions);
   if (!parsed)
     return nullptr;
   if (parsed->fileName.empty())

@@ -43,6 +43,9 @@ struct CompileOptions {
   /// Source text for files that are open in an editor, by absolute path;
   /// preferred over the disk when an import resolves to one of them.
   std::vector<std::pair<std::string, std::string>> overlays;
+  /// Skip freeing the parser's temporary structures (see
+  /// ParseOptions::disableFree): for one-shot command-line runs only.
+  bool disableFree = false;
 };
 
 /// What the checker knows about one source range, for hovers and
