@@ -23,6 +23,7 @@
 
 #include "runtime/Tensor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -73,8 +74,8 @@ public:
   /// The name of a symbol.
   llvm::StringRef symbolName() const;
   /// The operands of a binary expression.
-  const SizeExpr &lhs() const;
-  const SizeExpr &rhs() const;
+  SizeExpr lhs() const;
+  SizeExpr rhs() const;
 
   /// The value with `symbols` bound; an error names an unbound symbol or a
   /// division by zero.
@@ -84,8 +85,9 @@ public:
 
   /// The text form; parse(str()) gives an equal expression.
   std::string str() const;
-  /// A C++ expression over int64_t variables named like the symbols.
-  std::string cpp() const;
+  /// A C++ expression over int64_t variables, each named `rename(symbol)`
+  /// (the symbol's own name without `rename`).
+  std::string cpp(llvm::function_ref<std::string(llvm::StringRef)> rename = nullptr) const;
   static llvm::Expected<SizeExpr> parse(llvm::StringRef text);
 
   friend bool operator==(const SizeExpr &lhs, const SizeExpr &rhs);

@@ -1,0 +1,1065 @@
+//===- KernelSource.cpp - CUDA C++ text for the generated kernels ---------===//
+//
+// Conventions of the generated text: `i` is the linear index of an output
+// element, `cN` its coordinate in dim N, `vN` an SSA-like temporary of an
+// elementwise expression, `inN` the input buffers, `out` the output. Sizes
+// are int64_t: symbolic dims are kernel parameters, static dims literals.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cudagen/KernelSource.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace modelc::cudagen {
+
+using runtime::DType;
+
+namespace {
+
+/// Threads per block of the one-thread-per-element kernels.
+constexpr int64_t ElementwiseBlock = 256;
+/// Grid-stride loops cover the rest beyond this many blocks.
+constexpr int64_t MaxBlocks = 65535;
+/// Matmul and conv tile edge.
+constexpr int64_t Tile = 16;
+
+bool isFloat(DType t) { return t == DType::F32 || t == DType::F64; }
+
+/// The type reductions accumulate in.
+DType accumulatorType(DType t) {
+  if (t == DType::F32 || t == DType::F64)
+    return t;
+  return DType::I64;
+}
+
+std::string floatLiteral(double value, DType dtype) {
+  if (std::isnan(value))
+    return dtype == DType::F64 ? "__longlong_as_double(0x7ff8000000000000LL)"
+                               : "__int_as_float(0x7fc00000)";
+  if (std::isinf(value)) {
+    if (dtype == DType::F64)
+      return value > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                       : "__longlong_as_double((long long)0xfff0000000000000ULL)";
+    return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float((int)0xff800000u)";
+  }
+  std::string text = llvm::formatv(dtype == DType::F64 ? "{0:e16}" : "{0:e8}", value).str();
+  // Keep short values short: 0.5f, not 5.00000000e-01f.
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::string shortText = llvm::formatv("{0}", llvm::format("%.*g", digits, value)).str();
+    double parsed = 0;
+    if (llvm::to_float(shortText, parsed) &&
+        (dtype == DType::F64 ? parsed == value : float(parsed) == float(value))) {
+      text = shortText;
+      break;
+    }
+  }
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return dtype == DType::F64 ? text : text + "f";
+}
+
+/// A literal of `dtype` holding `value`.
+std::string literal(double value, DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::F64:
+    return floatLiteral(value, dtype);
+  case DType::Bool:
+    return value != 0 ? "true" : "false";
+  case DType::I64:
+    return llvm::formatv("(int64_t){0}", int64_t(value)).str();
+  default:
+    return std::to_string(int64_t(value));
+  }
+}
+
+/// -inf (floats) or the lowest value (integers), the identity of max.
+std::string lowest(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::F64:
+    return floatLiteral(-INFINITY, dtype);
+  case DType::I32:
+    return "(int32_t)0x80000000";
+  case DType::I64:
+    return "(int64_t)0x8000000000000000ULL";
+  default:
+    return "false";
+  }
+}
+
+/// `name` with the f32 suffix: expf / exp.
+std::string mathFn(llvm::StringRef name, DType dtype) {
+  return dtype == DType::F32 ? (name + "f").str() : name.str();
+}
+
+/// The parameter name of a symbolic dim: its own name when it cannot clash
+/// with the generated lower-case locals, else `dim_<name>`.
+std::string symbolParam(llvm::StringRef name) {
+  if (llvm::any_of(name, [](char c) { return llvm::isUpper(c); }))
+    return name.str();
+  return "dim_" + name.str();
+}
+
+/// Builds one kernel: parameters, body lines and the metadata.
+class KernelWriter {
+public:
+  KernelWriter(const KernelOrigin &origin, int device, llvm::StringRef category) {
+    result.info.name = origin.name;
+    result.info.category = category.str();
+    result.info.sourceLines = origin.sourceLines;
+    result.launch.device = device;
+    result.launch.kernel = origin.name;
+  }
+
+  /// The C++ text of `e`; its symbols become int64_t parameters.
+  std::string size(const SizeExpr &e) {
+    e.collectSymbols(symbols);
+    return e.cpp(symbolParam);
+  }
+
+  /// A buffer parameter (once per buffer); returns its name.
+  std::string buffer(const BufferRef &b, bool written = false) {
+    auto it = bufferNames.find(b.id);
+    if (it != bufferNames.end())
+      return it->second;
+    std::string name = written ? "out" : "in" + std::to_string(readCount++);
+    if (written && writtenCount++ > 0)
+      name += std::to_string(writtenCount - 1);
+    bufferNames[b.id] = name;
+    params.push_back(
+        llvm::formatv("{0}{1} *__restrict__ {2}", written ? "" : "const ", cType(b.dtype), name)
+            .str());
+    result.launch.args.push_back(KernelArg::ofBuffer(b.id));
+    SizeExpr bytes = SizeExpr(int64_t(runtime::dtypeSize(b.dtype))) * product(b.shape);
+    if (written)
+      result.info.bytesWritten = result.info.bytesWritten + bytes;
+    else
+      result.info.bytesRead = result.info.bytesRead + bytes;
+    return name;
+  }
+
+  void line(const llvm::Twine &text) {
+    body += std::string(2 + 2 * depth, ' ') + text.str() + "\n";
+  }
+  /// Extra indentation (two spaces per level) of the following lines.
+  void setDepth(int levels) { depth = levels; }
+
+  void setFlops(SizeExpr flops) { result.info.flops = std::move(flops); }
+  /// A 1-D launch of `threads` threads per block over `work` items.
+  void launch1d(const SizeExpr &work, int64_t threads = ElementwiseBlock) {
+    result.launch.grid[0] = SizeExpr::min(SizeExpr::ceilDiv(work, threads), MaxBlocks);
+    result.launch.block[0] = threads;
+  }
+  Launch &launch() { return result.launch; }
+
+  /// Coordinates `c0..` of linear index `index` in `shape` (row-major).
+  void coordinates(llvm::ArrayRef<SizeExpr> shape, llvm::StringRef index, llvm::StringRef prefix,
+                   unsigned firstDim = 0) {
+    if (shape.empty())
+      return;
+    std::string rest = (prefix + "rest").str();
+    line(llvm::formatv("int64_t {0} = {1};", rest, index));
+    for (int d = int(shape.size()) - 1; d >= 0; --d) {
+      std::string extent = size(shape[d]);
+      if (d == 0) {
+        line(llvm::formatv("const int64_t {0}{1} = {2};", prefix, d + firstDim, rest));
+        break;
+      }
+      line(llvm::formatv("const int64_t {0}{1} = {2} % {3};", prefix, d + firstDim, rest, extent));
+      line(llvm::formatv("{0} /= {1};", rest, extent));
+    }
+  }
+
+  /// Offset of a buffer element whose dim j is at coordinate
+  /// `coord(dimMap[j])` (dims mapped to -1 read index 0).
+  std::string offset(const BufferRef &b, llvm::ArrayRef<int> dimMap,
+                     llvm::function_ref<std::string(int)> coord) {
+    std::string text;
+    SizeExpr stride(1);
+    for (int j = int(b.shape.size()) - 1; j >= 0; --j) {
+      if (dimMap[j] >= 0) {
+        std::string term = coord(dimMap[j]);
+        if (!(stride == SizeExpr(1)))
+          term += " * " + wrap(size(stride));
+        text = text.empty() ? term : term + " + " + text;
+      }
+      stride = stride * b.shape[j];
+    }
+    return text.empty() ? "0" : text;
+  }
+
+  GeneratedKernel finish(llvm::StringRef comment) {
+    std::string source;
+    llvm::raw_string_ostream os(source);
+    os << "// " << result.info.name << ": " << comment << "\n";
+    os << "// from "
+       << (result.info.sourceLines.empty() ? std::string("(no source location)")
+                                           : llvm::join(result.info.sourceLines, ", "))
+       << "\n";
+    os << "extern \"C\" __global__ void " << result.info.name << "(";
+    std::vector<std::string> all = params;
+    for (const std::string &s : symbols) {
+      all.push_back("int64_t " + symbolParam(s));
+      result.launch.args.push_back(KernelArg::ofSize(SizeExpr::symbol(s)));
+    }
+    os << llvm::join(all, ", ") << ") {\n" << body << "}\n";
+    result.source = source;
+    return result;
+  }
+
+  static std::string wrap(const std::string &text) {
+    bool simple = llvm::all_of(text, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+    return simple ? text : "(" + text + ")";
+  }
+
+private:
+  GeneratedKernel result;
+  std::vector<std::string> params;
+  llvm::SmallVector<std::string> symbols;
+  llvm::DenseMap<BufferId, std::string> bufferNames;
+  unsigned readCount = 0;
+  unsigned writtenCount = 0;
+  std::string body;
+  int depth = 0;
+};
+
+/// Emits the statements of an elementwise expression, one temporary per
+/// node (shared nodes once), reading coordinates `c0..` of the output.
+class ExprEmitter {
+public:
+  ExprEmitter(KernelWriter &writer, llvm::ArrayRef<SizeExpr> outShape, std::string accumulator,
+              std::string linearIndex)
+      : w(writer), outShape(outShape), accumulator(std::move(accumulator)),
+        linearIndex(std::move(linearIndex)) {}
+
+  std::string emit(const ExprPtr &e) {
+    auto it = names.find(e.get());
+    if (it != names.end())
+      return it->second;
+    std::string value = compute(*e);
+    std::string name = "v" + std::to_string(counter++);
+    w.line(llvm::formatv("const {0} {1} = {2};", cType(e->dtype), name, value));
+    names[e.get()] = name;
+    return name;
+  }
+
+  unsigned operations() const { return ops; }
+
+private:
+  std::string coord(int d) { return "c" + std::to_string(d); }
+
+  std::string compute(const Expr &e) {
+    switch (e.kind) {
+    case Expr::Kind::Load: {
+      std::string name = w.buffer(e.buffer);
+      bool identity = e.buffer.shape.size() == outShape.size();
+      for (size_t j = 0; j < e.dimMap.size() && identity; ++j)
+        identity = e.dimMap[j] == int(j);
+      std::string at =
+          identity ? linearIndex : w.offset(e.buffer, e.dimMap, [&](int d) { return coord(d); });
+      return name + "[" + at + "]";
+    }
+    case Expr::Kind::Constant:
+      return literal(e.value, e.dtype);
+    case Expr::Kind::Arange:
+      ++ops;
+      return llvm::formatv("({0})({1} + (double){2} * {3})", cType(e.dtype),
+                           floatLiteral(e.start, DType::F64), coord(e.dimMap[0]),
+                           floatLiteral(e.step, DType::F64))
+          .str();
+    case Expr::Kind::Eye:
+      return llvm::formatv("({0})({1} == {2})", cType(e.dtype), coord(e.dimMap[0]),
+                           coord(e.dimMap[1]))
+          .str();
+    case Expr::Kind::Epilogue:
+      return accumulator;
+    case Expr::Kind::Cast: {
+      std::string x = emit(e.operands[0]);
+      if (e.dtype == DType::Bool)
+        return "(" + x + " != 0)";
+      return llvm::formatv("({0}){1}", cType(e.dtype), x).str();
+    }
+    case Expr::Kind::Select:
+      return llvm::formatv("{0} ? {1} : {2}", emit(e.operands[0]), emit(e.operands[1]),
+                           emit(e.operands[2]))
+          .str();
+    case Expr::Kind::Compare: {
+      static const llvm::StringMap<const char *> ops = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                        {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+      ++this->ops;
+      return llvm::formatv("{0} {1} {2}", emit(e.operands[0]), ops.lookup(e.op),
+                           emit(e.operands[1]))
+          .str();
+    }
+    case Expr::Kind::Unary:
+      ++ops;
+      return unary(e.op, e.dtype, emit(e.operands[0]));
+    case Expr::Kind::Binary:
+      ++ops;
+      return binary(e.op, e.dtype, emit(e.operands[0]), emit(e.operands[1]));
+    }
+    return "0";
+  }
+
+  static std::string unary(llvm::StringRef op, DType t, const std::string &x) {
+    auto lit = [&](double v) { return literal(v, t); };
+    auto fn = [&](llvm::StringRef name) { return mathFn(name, t); };
+    if (!isFloat(t)) {
+      if (op == "relu")
+        return llvm::formatv("{0} > 0 ? {0} : 0", x).str();
+      if (op == "neg")
+        return "-" + x;
+      if (op == "abs")
+        return llvm::formatv("{0} < 0 ? -{0} : {0}", x).str();
+      // Transcendentals of integers go through double.
+      return llvm::formatv("({0}){1}((double){2})", cType(t), op == "sigmoid" ? "" : op, x).str();
+    }
+    if (op == "relu")
+      return llvm::formatv("{0} > {1} ? {0} : {1}", x, lit(0)).str();
+    if (op == "gelu")
+      return llvm::formatv("{0} * {1} * ({2} + {3}({1} * {4}))", lit(0.5), x, lit(1), fn("erf"),
+                           literal(M_SQRT1_2, t))
+          .str();
+    if (op == "gelu_tanh")
+      return llvm::formatv("{0} * {1} * ({2} + {3}({4} * ({1} + {5} * {1} * {1} * {1})))", lit(0.5),
+                           x, lit(1), fn("tanh"), literal(0.7978845608028654, t), lit(0.044715))
+          .str();
+    if (op == "silu")
+      return llvm::formatv("{0} / ({1} + {2}(-{0}))", x, lit(1), fn("exp")).str();
+    if (op == "sigmoid")
+      return llvm::formatv("{0} / ({0} + {1}(-{2}))", lit(1), fn("exp"), x).str();
+    if (op == "neg")
+      return "-" + x;
+    if (op == "abs")
+      return fn("fabs") + "(" + x + ")";
+    return fn(op) + "(" + x + ")"; // tanh exp log sqrt
+  }
+
+  static std::string binary(llvm::StringRef op, DType t, const std::string &a,
+                            const std::string &b) {
+    static const llvm::StringMap<const char *> infix = {
+        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
+    if (const char *symbol = infix.lookup(op))
+      return llvm::formatv("{0} {1} {2}", a, symbol, b).str();
+    if (op == "pow")
+      return isFloat(t) ? llvm::formatv("{0}({1}, {2})", mathFn("pow", t), a, b).str()
+                        : llvm::formatv("({0})mdl_ipow({1}, {2})", cType(t), a, b).str();
+    bool isMax = op == "max";
+    if (isFloat(t))
+      return llvm::formatv("{0}({1}, {2})", mathFn(isMax ? "fmax" : "fmin", t), a, b).str();
+    return llvm::formatv("{0} {1} {2} ? {0} : {2}", a, isMax ? ">" : "<", b).str();
+  }
+
+  KernelWriter &w;
+  llvm::ArrayRef<SizeExpr> outShape;
+  std::string accumulator, linearIndex;
+  llvm::DenseMap<const Expr *, std::string> names;
+  unsigned counter = 0, ops = 0;
+};
+
+/// "f32[B, 784]" for comments.
+std::string describe(const BufferRef &b) {
+  std::vector<std::string> dims;
+  for (const SizeExpr &d : b.shape)
+    dims.push_back(d.str());
+  return (runtime::dtypeName(b.dtype) + "[" + llvm::join(dims, ", ") + "]").str();
+}
+
+/// Row-major stride of dim `d` of `shape`.
+SizeExpr strideOf(llvm::ArrayRef<SizeExpr> shape, size_t d) {
+  return product(shape.drop_front(d + 1));
+}
+
+} // namespace
+
+llvm::StringRef cType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  case DType::Bool:
+    return "bool";
+  case DType::F16:
+  case DType::BF16:
+    return "uint16_t";
+  }
+  return "float";
+}
+
+bool supportsDType(DType dtype) { return dtype != DType::F16 && dtype != DType::BF16; }
+
+std::string kernelPrelude() {
+  return R"(// Generated by modelc (compiler/cudagen). Compiles with NVRTC and, against
+// runtime/cuda/emulator/cuda_emulation.h, with a host C++ compiler.
+#include <stdint.h>
+
+// Index reads are clamped into range, as on the cpu back end.
+static __device__ __forceinline__ int64_t mdl_clamp_index(int64_t index, int64_t extent) {
+  return index < 0 ? 0 : (index >= extent ? extent - 1 : index);
+}
+
+static __device__ __forceinline__ int64_t mdl_ipow(int64_t base, int64_t exponent) {
+  int64_t result = 1;
+  for (; exponent > 0; exponent >>= 1, base *= base)
+    if (exponent & 1)
+      result *= base;
+  return result;
+}
+
+// randn: lowbias32 hash of (seed, 2 * index) and (seed, 2 * index + 1), then
+// Box-Muller; the same generator as the cpu back end (ElementwiseLowering.cpp).
+static __device__ __forceinline__ uint32_t mdl_hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+static __device__ __forceinline__ float mdl_uniform(uint32_t hash) {
+  return ((float)(hash >> 8) + 1.0f) * (1.0f / 16777216.0f);
+}
+static __device__ __forceinline__ float mdl_randn(uint32_t seed, int64_t index) {
+  uint32_t twice = (uint32_t)index << 1;
+  float radius = sqrtf(-2.0f * logf(mdl_uniform(mdl_hash32(twice ^ seed))));
+  float angle = 6.28318530717958647692f * mdl_uniform(mdl_hash32((twice | 1u) ^ seed));
+  return radius * cosf(angle);
+}
+
+struct MdlSum {
+  template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct MdlMax {
+  // NaN wins, as in PyTorch.
+  template <typename T> __device__ T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
+};
+
+// Reduces over the 32 lanes of a warp; every lane gets the result.
+template <typename T, typename Op>
+static __device__ __forceinline__ T mdl_warp_reduce(T value, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+// Reduces over a block whose size is a multiple of 32; every thread gets the
+// result. `scratch` holds 32 values in shared memory.
+template <typename T, typename Op>
+static __device__ __forceinline__ T mdl_block_reduce(T value, T *scratch, Op op) {
+  value = mdl_warp_reduce(value, op);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+  __syncthreads(); // scratch may still be read by a previous reduction
+  if (lane == 0)
+    scratch[warp] = value;
+  __syncthreads();
+  value = scratch[0];
+  for (int w = 1; w < warps; ++w)
+    value = op(value, scratch[w]);
+  return value;
+}
+)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+GeneratedKernel elementwiseKernel(const KernelOrigin &origin, int device, const ExprPtr &expr,
+                                  const BufferRef &out) {
+  KernelWriter w(origin, device, "elementwise");
+  SizeExpr total = product(out.shape);
+  ExprEmitter emitter(w, out.shape, "", "i");
+  std::string outName = w.buffer(out, /*written=*/true);
+  w.line("const int64_t total = " + w.size(total) + ";");
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x) {");
+  w.setDepth(1);
+  w.coordinates(out.shape, "i", "c");
+  std::string value = emitter.emit(expr);
+  w.line(llvm::formatv("{0}[i] = {1};", outName, value));
+  w.setDepth(0);
+  w.line("}");
+  w.setFlops(SizeExpr(int64_t(emitter.operations())) * total);
+  w.launch1d(total);
+  return w.finish("fused elementwise, " + describe(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul and conv2d
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Stores `acc` at linear output index `index` through `epilogue`.
+void storeThroughEpilogue(KernelWriter &w, ExprEmitter &emitter, const ExprPtr &epilogue,
+                          const BufferRef &out, const std::string &outName,
+                          const std::string &index) {
+  if (!epilogue) {
+    w.line(llvm::formatv("{0}[{1}] = ({2})acc;", outName, index, cType(out.dtype)));
+    return;
+  }
+  w.coordinates(out.shape, index, "c");
+  std::string value = emitter.emit(epilogue);
+  w.line(llvm::formatv("{0}[{1}] = {2};", outName, index, value));
+}
+
+/// The offset of operand element (batch coords `b*`, row, col).
+std::string operandOffset(KernelWriter &w, const MatmulOperand &op, unsigned outBatchRank,
+                          llvm::StringRef row, llvm::StringRef col) {
+  unsigned rank = op.shape.size();
+  return w.offset(op.buffer, op.dimMap, [&](int d) -> std::string {
+    if (d == int(rank) - 2)
+      return row.str();
+    if (d == int(rank) - 1)
+      return col.str();
+    // Batch dims align right with the output's batch dims.
+    return "b" + std::to_string(outBatchRank - (rank - 2) + d);
+  });
+}
+
+} // namespace
+
+GeneratedKernel matmulKernel(const KernelOrigin &origin, int device, const MatmulOperand &lhs,
+                             const MatmulOperand &rhs, const ExprPtr &epilogue,
+                             const BufferRef &out) {
+  KernelWriter w(origin, device, "matmul");
+  unsigned rank = out.shape.size();
+  llvm::ArrayRef<SizeExpr> batchShape = llvm::ArrayRef(out.shape).drop_back(2);
+  SizeExpr m = out.shape[rank - 2], n = out.shape[rank - 1];
+  SizeExpr k = lhs.shape.back();
+  SizeExpr batches = product(batchShape);
+  std::string a = w.buffer(lhs.buffer), b = w.buffer(rhs.buffer);
+  std::string outName = w.buffer(out, /*written=*/true);
+  DType acc = accumulatorType(out.dtype);
+  std::string accType = cType(acc).str();
+  w.line(llvm::formatv("// {0}x{1} tiles; thread (x, y) computes out[row = y, col = x] of its "
+                       "tile",
+                       Tile, Tile));
+  w.line(llvm::formatv("const int64_t M = {0}, N = {1}, K = {2}, batches = {3};", w.size(m),
+                       w.size(n), w.size(k), w.size(batches)));
+  w.line(llvm::formatv("__shared__ {0} tileA[{1}][{1}];", accType, Tile));
+  w.line(llvm::formatv("__shared__ {0} tileB[{1}][{2}];", accType, Tile, Tile + 1));
+  w.line("const int tx = threadIdx.x, ty = threadIdx.y;");
+  w.line(llvm::formatv("const int64_t row = blockIdx.x * (int64_t){0} + ty, col = blockIdx.y * "
+                       "(int64_t){0} + tx;",
+                       Tile));
+  w.line("for (int64_t batch = blockIdx.z; batch < batches; batch += gridDim.z) {");
+  w.setDepth(1);
+  w.coordinates(batchShape, "batch", "b");
+  w.setDepth(0);
+  w.line(llvm::formatv("  {0} acc = 0;", accType));
+  w.line(llvm::formatv("  for (int64_t k0 = 0; k0 < K; k0 += {0}) {", Tile));
+  w.line("    const int64_t ka = k0 + tx, kb = k0 + ty;");
+  w.line(llvm::formatv("    tileA[ty][tx] = row < M && ka < K ? ({0}){1}[{2}] : 0;", accType, a,
+                       operandOffset(w, lhs, batchShape.size(), "row", "ka")));
+  w.line(llvm::formatv("    tileB[ty][tx] = kb < K && col < N ? ({0}){1}[{2}] : 0;", accType, b,
+                       operandOffset(w, rhs, batchShape.size(), "kb", "col")));
+  w.line("    __syncthreads();");
+  w.line(llvm::formatv("    for (int kk = 0; kk < {0}; ++kk)", Tile));
+  w.line("      acc += tileA[ty][kk] * tileB[kk][tx];");
+  w.line("    __syncthreads();");
+  w.line("  }");
+  w.line("  if (row < M && col < N) {");
+  w.setDepth(2);
+  w.line("const int64_t i = (batch * M + row) * N + col;");
+  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+  storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
+  w.setDepth(0);
+  w.line("  }");
+  w.line("}");
+  w.setFlops(SizeExpr(2) * batches * m * n * k +
+             SizeExpr(int64_t(emitter.operations())) * product(out.shape));
+  Launch &l = w.launch();
+  l.grid = {SizeExpr::ceilDiv(m, Tile), SizeExpr::ceilDiv(n, Tile), SizeExpr::min(batches, 65535)};
+  l.block = {SizeExpr(Tile), SizeExpr(Tile), SizeExpr(1)};
+  return w.finish(llvm::formatv("tiled matmul {0} @ {1} -> {2}{3}", describe(lhs.buffer),
+                                describe(rhs.buffer), describe(out),
+                                epilogue ? " with a fused epilogue" : "")
+                      .str());
+}
+
+GeneratedKernel conv2dKernel(const KernelOrigin &origin, int device, const BufferRef &input,
+                             const BufferRef &weight, const std::optional<BufferRef> &bias,
+                             const Conv2dParams &p, const ExprPtr &epilogue, const BufferRef &out) {
+  KernelWriter w(origin, device, "conv2d");
+  std::string x = w.buffer(input), wt = w.buffer(weight);
+  std::string biasName = bias ? w.buffer(*bias) : "";
+  std::string outName = w.buffer(out, /*written=*/true);
+  DType acc = accumulatorType(out.dtype);
+  std::string accType = cType(acc).str();
+  const SizeExpr &batch = input.shape[0], &channels = input.shape[1], &h = input.shape[2],
+                 &wd = input.shape[3];
+  const SizeExpr &outChannels = weight.shape[0], &kh = weight.shape[2], &kw = weight.shape[3];
+  const SizeExpr &oh = out.shape[2], &ow = out.shape[3];
+  SizeExpr groupChannels = weight.shape[1];
+  SizeExpr groupOut = SizeExpr::floorDiv(outChannels, p.groups);
+  SizeExpr reduction = groupChannels * kh * kw;
+  SizeExpr columns = batch * oh * ow;
+  w.line("// implicit GEMM per group: rows are output channels, columns (n, oh, ow),");
+  w.line("// the reduction runs over (c, kh, kw) of the group's input channels");
+  w.line(llvm::formatv("const int64_t C = {0}, H = {1}, W = {2}, O = {3}, KH = {4}, KW = {5};",
+                       w.size(channels), w.size(h), w.size(wd), w.size(outChannels), w.size(kh),
+                       w.size(kw)));
+  w.line(llvm::formatv("const int64_t OH = {0}, OW = {1}, CG = {2}, OG = {3};", w.size(oh),
+                       w.size(ow), w.size(groupChannels), w.size(groupOut)));
+  w.line(
+      llvm::formatv("const int64_t rows = OG, columns = {0}, K = CG * KH * KW;", w.size(columns)));
+  w.line(llvm::formatv("__shared__ {0} tileW[{1}][{1}];", accType, Tile));
+  w.line(llvm::formatv("__shared__ {0} tileX[{1}][{2}];", accType, Tile, Tile + 1));
+  w.line("const int tx = threadIdx.x, ty = threadIdx.y;");
+  w.line("const int64_t group = blockIdx.z;");
+  w.line(llvm::formatv("const int64_t column = blockIdx.x * (int64_t){0} + tx, oc = blockIdx.y * "
+                       "(int64_t){0} + ty;",
+                       Tile));
+  w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
+  w.line(llvm::formatv("{0} acc = 0;", accType));
+  w.line(llvm::formatv("for (int64_t k0 = 0; k0 < K; k0 += {0}) {", Tile));
+  w.line("  const int64_t kw_ = k0 + tx, kx = k0 + ty;");
+  w.line(llvm::formatv("  tileW[ty][tx] = oc < rows && kw_ < K ? ({0}){1}[(group * OG + oc) * K + "
+                       "kw_] : 0;",
+                       accType, wt));
+  w.line("  {");
+  w.line("    const int64_t c = kx / (KH * KW), r = kx / KW % KH, s = kx % KW;");
+  w.line(llvm::formatv("    const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
+                       "{5};",
+                       p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
+  w.line("    const bool inside = kx < K && column < columns && ih >= 0 && ih < H && iw >= 0 && "
+         "iw < W;");
+  w.line(llvm::formatv("    tileX[ty][tx] = inside ? ({0}){1}[((n * C + group * CG + c) * H + ih) "
+                       "* W + iw] : 0;",
+                       accType, x));
+  w.line("  }");
+  w.line("  __syncthreads();");
+  w.line(llvm::formatv("  for (int kk = 0; kk < {0}; ++kk)", Tile));
+  w.line("    acc += tileW[ty][kk] * tileX[kk][tx];");
+  w.line("  __syncthreads();");
+  w.line("}");
+  w.line("if (oc < rows && column < columns) {");
+  w.line("  const int64_t channel = group * OG + oc;");
+  if (bias)
+    w.line(llvm::formatv("  acc += ({0}){1}[channel];", accType, biasName));
+  w.setDepth(1);
+  w.line("const int64_t i = ((n * O + channel) * OH + oh) * OW + ow;");
+  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+  storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
+  w.setDepth(0);
+  w.line("}");
+  w.setFlops(SizeExpr(2) * columns * outChannels * reduction +
+             SizeExpr(int64_t(emitter.operations()) + (bias ? 1 : 0)) * product(out.shape));
+  Launch &l = w.launch();
+  l.grid = {SizeExpr::ceilDiv(columns, Tile), SizeExpr::ceilDiv(groupOut, Tile), p.groups};
+  l.block = {SizeExpr(Tile), SizeExpr(Tile), SizeExpr(1)};
+  return w.finish(llvm::formatv("conv2d {0} * {1} -> {2} (stride {3}x{4}, padding {5}x{6}, "
+                                "dilation {7}x{8}, groups {9}){10}",
+                                describe(input), describe(weight), describe(out), p.strideH,
+                                p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups,
+                                epilogue ? " with a fused epilogue" : "")
+                      .str());
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, layer norm
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Threads per block for a reduction over `extent` elements: one warp for
+/// short rows, eight otherwise.
+int64_t reductionBlock(const SizeExpr &extent) {
+  std::optional<int64_t> c = extent.constant();
+  return c && *c <= 64 ? 32 : 256;
+}
+
+} // namespace
+
+GeneratedKernel reduceKernel(const KernelOrigin &origin, int device, ReduceKind kind,
+                             const BufferRef &input, llvm::ArrayRef<int64_t> dims,
+                             const BufferRef &out) {
+  KernelWriter w(origin, device, "reduction");
+  std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
+  DType acc = accumulatorType(input.dtype);
+  std::string accType = cType(acc).str();
+  llvm::SmallVector<SizeExpr> kept, reduced;
+  llvm::SmallVector<unsigned> keptDims, reducedDims;
+  for (unsigned d = 0; d < input.shape.size(); ++d) {
+    if (llvm::is_contained(dims, int64_t(d))) {
+      reduced.push_back(input.shape[d]);
+      reducedDims.push_back(d);
+    } else {
+      kept.push_back(input.shape[d]);
+      keptDims.push_back(d);
+    }
+  }
+  SizeExpr rows = product(kept), extent = product(reduced);
+  const char *op = kind == ReduceKind::Max ? "MdlMax" : "MdlSum";
+  w.line(llvm::formatv("__shared__ {0} scratch[32];", accType));
+  w.line(llvm::formatv("const int64_t rows = {0}, extent = {1};", w.size(rows), w.size(extent)));
+  w.line("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {");
+  // Name each coordinate after its input dim so one offset formula serves.
+  auto coords = [&](llvm::ArrayRef<SizeExpr> shape, llvm::ArrayRef<unsigned> which,
+                    llvm::StringRef index) {
+    if (shape.empty())
+      return;
+    w.line(llvm::formatv("  int64_t rest_{0} = {0};", index));
+    for (int j = int(shape.size()) - 1; j >= 0; --j) {
+      w.line(llvm::formatv("  const int64_t c{0} = rest_{1} % {2};", which[j], index,
+                           KernelWriter::wrap(w.size(shape[j]))));
+      w.line(llvm::formatv("  rest_{0} /= {1};", index, KernelWriter::wrap(w.size(shape[j]))));
+    }
+  };
+  coords(kept, keptDims, "row");
+  w.line(llvm::formatv("  {0} acc = {1};", accType,
+                       kind == ReduceKind::Max ? lowest(acc) : std::string("0")));
+  w.line("  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x) {");
+  coords(reduced, reducedDims, "j");
+  llvm::SmallVector<int> identity;
+  for (unsigned d = 0; d < input.shape.size(); ++d)
+    identity.push_back(int(d));
+  w.line(llvm::formatv("    acc = {0}()(acc, ({1}){2}[{3}]);", op, accType, in,
+                       w.offset(input, identity, [](int d) { return "c" + std::to_string(d); })));
+  w.line("  }");
+  w.line(llvm::formatv("  acc = mdl_block_reduce(acc, scratch, {0}());", op));
+  w.line("  if (threadIdx.x == 0)");
+  if (kind == ReduceKind::Mean)
+    w.line(llvm::formatv("    {0}[row] = ({1})(acc / ({2})extent);", outName, cType(out.dtype),
+                         accType));
+  else
+    w.line(llvm::formatv("    {0}[row] = ({1})acc;", outName, cType(out.dtype)));
+  w.line("}");
+  w.setFlops(product(input.shape));
+  Launch &l = w.launch();
+  l.grid[0] = SizeExpr::min(rows, MaxBlocks);
+  l.block[0] = reductionBlock(extent);
+  static const char *names[] = {"sum", "mean", "reduce_max"};
+  std::vector<std::string> dimText;
+  for (int64_t d : dims)
+    dimText.push_back(std::to_string(d));
+  return w.finish(llvm::formatv("{0} over dims [{1}] of {2}, one block per output element",
+                                names[int(kind)], llvm::join(dimText, ", "), describe(input))
+                      .str());
+}
+
+GeneratedKernel softmaxKernel(const KernelOrigin &origin, int device, bool logSoftmax,
+                              const BufferRef &input, int64_t dim, const BufferRef &out) {
+  KernelWriter w(origin, device, "softmax");
+  std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
+  DType t = input.dtype;
+  std::string type = cType(t).str();
+  SizeExpr length = input.shape[dim];
+  SizeExpr inner = strideOf(input.shape, dim);
+  // Rows are every coordinate but `dim`: outer * inner of them.
+  SizeExpr rows = product(llvm::ArrayRef(input.shape).take_front(dim)) * inner;
+  w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
+  w.line(llvm::formatv("const int64_t rows = {0}, length = {1}, inner = {2};", w.size(rows),
+                       w.size(length), w.size(inner)));
+  w.line("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {");
+  w.line("  const int64_t base = row / inner * length * inner + row % inner;");
+  w.line(llvm::formatv("  {0} largest = {1};", type, lowest(t)));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  w.line(llvm::formatv("    largest = MdlMax()(largest, {0}[base + k * inner]);", in));
+  w.line("  largest = mdl_block_reduce(largest, scratch, MdlMax());");
+  w.line(llvm::formatv("  {0} total = 0;", type));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  w.line(llvm::formatv("    total += {0}({1}[base + k * inner] - largest);", mathFn("exp", t), in));
+  w.line("  total = mdl_block_reduce(total, scratch, MdlSum());");
+  if (logSoftmax)
+    w.line(llvm::formatv("  const {0} shift = largest + {1}(total);", type, mathFn("log", t)));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  if (logSoftmax)
+    w.line(
+        llvm::formatv("    {0}[base + k * inner] = {1}[base + k * inner] - shift;", outName, in));
+  else
+    w.line(llvm::formatv("    {0}[base + k * inner] = {1}({2}[base + k * inner] - largest) / "
+                         "total;",
+                         outName, mathFn("exp", t), in));
+  w.line("}");
+  w.setFlops(SizeExpr(5) * product(input.shape));
+  Launch &l = w.launch();
+  l.grid[0] = SizeExpr::min(rows, MaxBlocks);
+  l.block[0] = reductionBlock(length);
+  return w.finish(llvm::formatv("{0} along dim {1} of {2}, one block per row",
+                                logSoftmax ? "log_softmax" : "softmax", dim, describe(input))
+                      .str());
+}
+
+GeneratedKernel layerNormKernel(const KernelOrigin &origin, int device, const BufferRef &input,
+                                const std::optional<BufferRef> &weight,
+                                const std::optional<BufferRef> &bias, int64_t normalizedRank,
+                                double epsilon, const BufferRef &out) {
+  KernelWriter w(origin, device, "layer_norm");
+  std::string in = w.buffer(input);
+  std::string weightName = weight ? w.buffer(*weight) : "";
+  std::string biasName = bias ? w.buffer(*bias) : "";
+  std::string outName = w.buffer(out, /*written=*/true);
+  DType t = input.dtype;
+  std::string type = cType(t).str();
+  size_t lead = input.shape.size() - normalizedRank;
+  SizeExpr rows = product(llvm::ArrayRef(input.shape).take_front(lead));
+  SizeExpr length = product(llvm::ArrayRef(input.shape).drop_front(lead));
+  w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
+  w.line(llvm::formatv("const int64_t rows = {0}, length = {1};", w.size(rows), w.size(length)));
+  w.line("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {");
+  w.line(llvm::formatv("  const {0} *x = {1} + row * length;", type, in));
+  w.line(llvm::formatv("  {0} total = 0;", type));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  w.line("    total += x[k];");
+  w.line(llvm::formatv("  const {0} mean = mdl_block_reduce(total, scratch, MdlSum()) / "
+                       "({0})length;",
+                       type));
+  w.line(llvm::formatv("  {0} squares = 0;", type));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  w.line("    squares += (x[k] - mean) * (x[k] - mean);");
+  w.line(llvm::formatv("  const {0} variance = mdl_block_reduce(squares, scratch, MdlSum()) / "
+                       "({0})length;",
+                       type));
+  w.line(llvm::formatv("  const {0} scale = {1} / {2}(variance + {3});", type, literal(1, t),
+                       mathFn("sqrt", t), literal(epsilon, t)));
+  w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
+  std::string value = "(x[k] - mean) * scale";
+  if (weight)
+    value += " * " + weightName + "[k]";
+  if (bias)
+    value += " + " + biasName + "[k]";
+  w.line(llvm::formatv("    {0}[row * length + k] = {1};", outName, value));
+  w.line("}");
+  w.setFlops(SizeExpr(8) * product(input.shape));
+  Launch &l = w.launch();
+  l.grid[0] = SizeExpr::min(rows, MaxBlocks);
+  l.block[0] = reductionBlock(length);
+  return w.finish(llvm::formatv("layer_norm over the last {0} dim(s) of {1}, one block per row",
+                                normalizedRank, describe(input))
+                      .str());
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling, gathers, concat
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Opens a one-thread-per-output-element loop with coordinates `c0..`.
+void openElementLoop(KernelWriter &w, const BufferRef &out) {
+  w.line("const int64_t total = " + w.size(product(out.shape)) + ";");
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x) {");
+  w.setDepth(1);
+  w.coordinates(out.shape, "i", "c");
+  w.setDepth(0);
+}
+
+} // namespace
+
+GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind kind,
+                             const BufferRef &input, llvm::ArrayRef<int64_t> kernel,
+                             llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> padding,
+                             const BufferRef &out) {
+  KernelWriter w(origin, device, "pool");
+  std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
+  DType t = input.dtype, acc = accumulatorType(t);
+  std::string accType = cType(acc).str();
+  w.line(llvm::formatv("const int64_t H = {0}, W = {1}, OH = {2}, OW = {3};",
+                       w.size(input.shape[2]), w.size(input.shape[3]), w.size(out.shape[2]),
+                       w.size(out.shape[3])));
+  openElementLoop(w, out);
+  w.line(llvm::formatv("  const {0} *plane = {1} + (c0 * {2} + c1) * H * W;", cType(t), in,
+                       KernelWriter::wrap(w.size(input.shape[1]))));
+  SizeExpr windows = product(out.shape);
+  std::string comment;
+  if (kind == PoolKind::AdaptiveAvg) {
+    w.line("  const int64_t h0 = c2 * H / OH, h1 = ((c2 + 1) * H + OH - 1) / OH;");
+    w.line("  const int64_t w0 = c3 * W / OW, w1 = ((c3 + 1) * W + OW - 1) / OW;");
+    w.line(llvm::formatv("  {0} total = 0;", accType));
+    w.line("  for (int64_t h = h0; h < h1; ++h)");
+    w.line("    for (int64_t x = w0; x < w1; ++x)");
+    w.line("      total += plane[h * W + x];");
+    w.line(llvm::formatv("  {0}[i] = ({1})(total / ({2})((h1 - h0) * (w1 - w0)));", outName,
+                         cType(out.dtype), accType));
+    comment = "adaptive_avg_pool2d";
+  } else {
+    bool isMax = kind == PoolKind::Max;
+    w.line(llvm::formatv("  {0} acc = {1};", accType, isMax ? lowest(acc) : std::string("0")));
+    w.line(llvm::formatv("  for (int64_t r = 0; r < {0}; ++r) {", kernel[0]));
+    w.line(llvm::formatv("    const int64_t h = c2 * {0} - {1} + r;", stride[0], padding[0]));
+    w.line(llvm::formatv("    for (int64_t s = 0; s < {0}; ++s) {", kernel[1]));
+    w.line(llvm::formatv("      const int64_t x = c3 * {0} - {1} + s;", stride[1], padding[1]));
+    w.line("      if (h >= 0 && h < H && x >= 0 && x < W)");
+    w.line(isMax ? "        acc = MdlMax()(acc, plane[h * W + x]);"
+                 : "        acc += plane[h * W + x];");
+    w.line("    }");
+    w.line("  }");
+    if (isMax)
+      w.line(llvm::formatv("  {0}[i] = acc;", outName));
+    else // padding counts in the divisor (count_include_pad)
+      w.line(llvm::formatv("  {0}[i] = ({1})(acc / ({2}){3});", outName, cType(out.dtype), accType,
+                           kernel[0] * kernel[1]));
+    comment = llvm::formatv("{0} {1}x{2}, stride {3}x{4}, padding {5}x{6}",
+                            isMax ? "max_pool2d" : "avg_pool2d", kernel[0], kernel[1], stride[0],
+                            stride[1], padding[0], padding[1]);
+  }
+  w.line("}");
+  std::optional<int64_t> window =
+      kind == PoolKind::AdaptiveAvg ? std::nullopt : std::optional(kernel[0] * kernel[1]);
+  w.setFlops(window ? SizeExpr(*window) * windows : product(input.shape));
+  w.launch1d(windows);
+  return w.finish(comment + " of " + describe(input) + ", one thread per output element");
+}
+
+GeneratedKernel gatherKernel(const KernelOrigin &origin, int device, GatherKind kind,
+                             const BufferRef &input, const BufferRef &index, int64_t dim,
+                             const BufferRef &out) {
+  KernelWriter w(origin, device, "gather");
+  std::string in = w.buffer(input), idx = w.buffer(index);
+  std::string outName = w.buffer(out, /*written=*/true);
+  openElementLoop(w, out);
+  unsigned rank = out.shape.size();
+  llvm::SmallVector<int> identity;
+  for (unsigned d = 0; d < input.shape.size(); ++d)
+    identity.push_back(int(d));
+  std::string comment;
+  if (kind == GatherKind::Embedding) {
+    // out[..., d] = weight[indices[...], d]
+    llvm::SmallVector<int> indexMap;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      indexMap.push_back(int(d));
+    w.line(llvm::formatv("  const int64_t r = mdl_clamp_index((int64_t){0}[{1}], {2});", idx,
+                         w.offset(index, indexMap, [](int d) { return "c" + std::to_string(d); }),
+                         w.size(input.shape[0])));
+    w.line(llvm::formatv("  {0}[i] = {1}[r * {2} + c{3}];", outName, in,
+                         KernelWriter::wrap(w.size(input.shape[1])), rank - 1));
+    comment = "embedding";
+  } else {
+    std::string at = kind == GatherKind::Gather ? "i" : "c" + std::to_string(dim);
+    w.line(llvm::formatv("  const int64_t picked = mdl_clamp_index((int64_t){0}[{1}], {2});", idx,
+                         at, w.size(input.shape[dim])));
+    w.line(llvm::formatv("  {0}[i] = {1}[{2}];", outName, in, w.offset(input, identity, [&](int d) {
+      return d == dim ? std::string("picked") : "c" + std::to_string(d);
+    })));
+    comment = kind == GatherKind::Gather ? "gather" : "index_select";
+    comment += " along dim " + std::to_string(dim);
+  }
+  w.line("}");
+  w.setFlops(SizeExpr(0));
+  w.launch1d(product(out.shape));
+  return w.finish(comment + " of " + describe(input) + " (indices clamped into range)");
+}
+
+GeneratedKernel concatPieceKernel(const KernelOrigin &origin, int device, const BufferRef &input,
+                                  int64_t dim, const SizeExpr &offset, const BufferRef &out) {
+  KernelWriter w(origin, device, "copy");
+  std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
+  w.line("const int64_t total = " + w.size(product(input.shape)) + ";");
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x) {");
+  w.setDepth(1);
+  w.coordinates(input.shape, "i", "c");
+  w.setDepth(0);
+  llvm::SmallVector<int> identity;
+  for (unsigned d = 0; d < out.shape.size(); ++d)
+    identity.push_back(int(d));
+  std::string shifted =
+      "(c" + std::to_string(dim) + " + " + KernelWriter::wrap(w.size(offset)) + ")";
+  w.line(llvm::formatv(
+      "  {0}[{1}] = {2}[i];", outName,
+      w.offset(out, identity, [&](int d) { return d == dim ? shifted : "c" + std::to_string(d); }),
+      in));
+  w.line("}");
+  w.setFlops(SizeExpr(0));
+  w.launch1d(product(input.shape));
+  return w.finish(llvm::formatv("concat: copies {0} into {1} at offset {2} of dim {3}",
+                                describe(input), describe(out), offset.str(), dim)
+                      .str());
+}
+
+GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogits,
+                           const BufferRef &input, const BufferRef &target,
+                           const std::optional<BufferRef> &weight, llvm::StringRef reduction,
+                           const BufferRef &out) {
+  KernelWriter w(origin, device, "loss");
+  std::string in = w.buffer(input), targets = w.buffer(target);
+  std::string weightName = weight ? w.buffer(*weight) : "";
+  std::string outName = w.buffer(out, /*written=*/true);
+  DType t = input.dtype;
+  std::string type = cType(t).str();
+  bool none = reduction == "none";
+  w.line("// one warp per row (sample), the block's warps stride over the rows");
+  w.line(llvm::formatv("const int64_t N = {0}, C = {1};", w.size(input.shape[0]),
+                       w.size(input.shape[1])));
+  w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
+  w.line("const int lane = threadIdx.x % 32, warps = blockDim.x / 32;");
+  w.line(llvm::formatv("{0} weighted = 0, weights = 0;", type));
+  w.line("for (int64_t n = threadIdx.x / 32; n < N; n += warps) {");
+  w.line(llvm::formatv("  const {0} *x = {1} + n * C;", type, in));
+  w.line(llvm::formatv("  const int64_t target = mdl_clamp_index((int64_t){0}[n], C);", targets));
+  w.line(llvm::formatv("  const {0} w = {1};", type,
+                       weight ? weightName + "[target]" : literal(1, t)));
+  if (fromLogits) {
+    w.line(llvm::formatv("  {0} largest = {1};", type, lowest(t)));
+    w.line("  for (int64_t k = lane; k < C; k += 32)");
+    w.line("    largest = MdlMax()(largest, x[k]);");
+    w.line("  largest = mdl_warp_reduce(largest, MdlMax());");
+    w.line(llvm::formatv("  {0} total = 0;", type));
+    w.line("  for (int64_t k = lane; k < C; k += 32)");
+    w.line(llvm::formatv("    total += {0}(x[k] - largest);", mathFn("exp", t)));
+    w.line("  total = mdl_warp_reduce(total, MdlSum());");
+    w.line(llvm::formatv("  const {0} loss = w * (largest + {1}(total) - x[target]);", type,
+                         mathFn("log", t)));
+  } else {
+    w.line(llvm::formatv("  const {0} loss = -w * x[target];", type));
+  }
+  if (none) {
+    w.line("  if (lane == 0)");
+    w.line(llvm::formatv("    {0}[n] = loss;", outName));
+    w.line("}");
+  } else {
+    w.line("  if (lane == 0) {");
+    w.line("    weighted += loss;");
+    w.line("    weights += w;");
+    w.line("  }");
+    w.line("}");
+    w.line("weighted = mdl_block_reduce(weighted, scratch, MdlSum());");
+    if (reduction == "mean") {
+      w.line("weights = mdl_block_reduce(weights, scratch, MdlSum());");
+      w.line("if (threadIdx.x == 0)");
+      w.line(llvm::formatv("  {0}[0] = weighted / weights;", outName));
+    } else {
+      w.line("if (threadIdx.x == 0)");
+      w.line(llvm::formatv("  {0}[0] = weighted;", outName));
+    }
+  }
+  w.setFlops(SizeExpr(fromLogits ? 4 : 1) * product(input.shape));
+  Launch &l = w.launch();
+  l.grid[0] = 1; // one block: the reduction needs no second pass
+  l.block[0] = 256;
+  return w.finish(llvm::formatv("{0} of {1}, reduction {2}",
+                                fromLogits ? "cross_entropy" : "nll_loss", describe(input),
+                                reduction)
+                      .str());
+}
+
+GeneratedKernel randnKernel(const KernelOrigin &origin, int device, int64_t seed,
+                            const BufferRef &out) {
+  KernelWriter w(origin, device, "fill");
+  std::string outName = w.buffer(out, /*written=*/true);
+  uint32_t mixed = uint32_t(seed) * 0x9E3779B9u + 0x85EBCA6Bu;
+  w.line("const int64_t total = " + w.size(product(out.shape)) + ";");
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x)");
+  w.line(llvm::formatv("  {0}[i] = ({1})mdl_randn({2}u, i);", outName, cType(out.dtype), mixed));
+  w.setFlops(SizeExpr(20) * product(out.shape));
+  w.launch1d(product(out.shape));
+  return w.finish(llvm::formatv("randn(seed {0}) into {1}", seed, describe(out)).str());
+}
+
+} // namespace modelc::cudagen
