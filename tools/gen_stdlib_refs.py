@@ -189,8 +189,11 @@ def main():
     x = randn(2, 8, 32)
     kv = randn(2, 5, 32)
     mask = causal_float_mask(8)
-    save("multihead_attention", mha, [x, mask, kv], {
+    # Batch 0 uses all 8 positions, batch 1 only the first 5.
+    padding = torch.arange(8).unsqueeze(0) >= torch.tensor([[8], [5]])
+    save("multihead_attention", mha, [x, mask, kv, padding], {
         "output": mha(x, x, x, need_weights=False)[0],
+        "output_padded": mha(x, x, x, key_padding_mask=padding, need_weights=False)[0],
         "output_masked": mha(x, x, x, attn_mask=mask, need_weights=False)[0],
         "output_cross": mha(x, kv, kv, need_weights=False)[0]})
 
