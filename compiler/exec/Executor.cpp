@@ -2,6 +2,8 @@
 
 #include "exec/Executor.h"
 
+#include "exec/CompiledModel.h"
+
 #include "jit/Jit.h"
 #include "lower/Passes.h"
 #include "mlirgen/MlirGen.h"
@@ -57,21 +59,6 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
          llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") +
          "]";
 }
-
-/// A StridedMemRefType<T, N> descriptor for any rank: base and aligned
-/// pointers, offset, sizes, strides (all 64-bit).
-struct Descriptor {
-  llvm::SmallVector<int64_t, 11> words;
-  Descriptor(const void *data, llvm::ArrayRef<int64_t> shape) {
-    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
-    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
-    words.push_back(0);
-    words.append(shape.begin(), shape.end());
-    runtime::Shape strides = runtime::rowMajorStrides(shape);
-    words.append(strides.begin(), strides.end());
-  }
-  void *get() { return words.data(); }
-};
 
 } // namespace
 
@@ -279,12 +266,35 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
   std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
+  if (!checkCpuPlacement(model, diags))
+    return std::nullopt;
+  for (const EntryInput &in : inputs)
+    if (!in.device.isCPU()) {
+      diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "an input on " + in.device.str());
+      return std::nullopt;
+    }
+
+  CompileModelOptions compileOptions;
+  compileOptions.fnName = options.fnName;
+  compileOptions.optLevel = options.optLevel;
+  compileOptions.useBlas = options.useBlas;
+  compileOptions.staticDims = sig->dims;
+  llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
+      CompiledModel::create(program, sourceMgr, model, weights, compileOptions, diags);
+  if (!compiled)
+    return compiled.takeError();
+  if (!*compiled)
+    return std::nullopt;
+  return (*compiled)->call(inputs, diags);
+}
+
+bool exec::checkCpuPlacement(const mlirgen::ConcreteModel &model, DiagnosticEngine &diags) {
   for (const sema::Device &d : model.instance->devices)
     if (d.kind != sema::Device::Kind::Cpu) {
       diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "a model placed on " + d.str())
           .primary("instantiated on " + d.str())
           .help("instantiate the model with `--device cpu`");
-      return std::nullopt;
+      return false;
     }
   for (const sema::InstantiatedState &s : model.concrete.state)
     if (s.type.dev.kind != sema::Device::Kind::Cpu) {
@@ -293,55 +303,9 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
                   "a model placed on " + s.type.dev.str())
           .primary("`" + s.name + "` lives on " + s.type.dev.str())
           .help("instantiate the model with `--device cpu`");
-      return std::nullopt;
+      return false;
     }
-  for (const EntryInput &in : inputs)
-    if (!in.device.isCPU()) {
-      diags.report(DiagId::UnsupportedOnCpu, modelRange(model), "an input on " + in.device.str());
-      return std::nullopt;
-    }
-
-  mlir::DialectRegistry registry;
-  jit::registerJitDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags, sig->dims);
-  if (!module)
-    return std::nullopt;
-
-  jit::JitOptions jitOptions;
-  jitOptions.optLevel = options.optLevel;
-  jitOptions.useBlas = options.useBlas;
-  llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
-      jit::JitModule::compile(*module, jitOptions);
-  if (!compiled)
-    return compiled.takeError();
-
-  // Arguments: state in state_dict order, inputs, then the output buffer.
-  std::vector<Descriptor> descriptors;
-  std::vector<runtime::Tensor> keepAlive;
-  for (const sema::InstantiatedState &s : model.concrete.state) {
-    const runtime::BoundState *w = weights.find(s.name);
-    if (!w)
-      return execError("internal error: state '" + s.name + "' was not bound");
-    runtime::Tensor t = w->tensor.isContiguous() ? w->tensor : w->tensor.contiguous();
-    descriptors.emplace_back(t.data(), t.shape());
-    keepAlive.push_back(t);
-  }
-  for (const EntryInput &in : inputs) {
-    runtime::Tensor t = in.tensor.isContiguous() ? in.tensor : in.tensor.contiguous();
-    descriptors.emplace_back(t.data(), t.shape());
-    keepAlive.push_back(t);
-  }
-  runtime::Tensor output = runtime::Tensor::zeros(sig->resultDType, sig->resultShape);
-  descriptors.emplace_back(output.mutableData(), output.shape());
-
-  llvm::SmallVector<void *> pointers;
-  for (Descriptor &d : descriptors)
-    pointers.push_back(d.get());
-  if (llvm::Error err = (*compiled)->call(options.fnName, pointers))
-    return err;
-  return std::optional<runtime::Tensor>(std::move(output));
+  return true;
 }
 
 llvm::Error exec::lowerModule(mlir::ModuleOp module, LoweringStage stage, bool useBlas) {

@@ -65,13 +65,18 @@ std::optional<BoundSignature> checkInputs(const mlirgen::ConcreteModel &model,
                                           llvm::StringRef fnName, llvm::ArrayRef<EntryInput> inputs,
                                           DiagnosticEngine &diags);
 
+/// Reports E0601 (and returns false) unless the model and all its state
+/// live on the cpu, the one device the JIT compiles for.
+bool checkCpuPlacement(const mlirgen::ConcreteModel &model, DiagnosticEngine &diags);
+
 struct RunOptions {
   std::string fnName = "forward";
   unsigned optLevel = 3;
   bool useBlas = true;
 };
 
-/// Runs the whole way: inputs checked, module built, compiled and called.
+/// Runs the whole way: inputs checked, then a CompiledModel (CompiledModel.h)
+/// specialised to the inputs' symbolic dims is built and called once.
 /// Returns the output, nullopt after reporting diagnostics, or an Error for
 /// failures that are not about the model.
 llvm::Expected<std::optional<runtime::Tensor>>

@@ -106,7 +106,8 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     return targetMachine.takeError();
 
   ExecutionEngineOptions engineOptions;
-  // ExecutionEngineOptions holds a function_ref: the transformer must outlive create().
+  // ExecutionEngineOptions holds a function_ref: the transformer must outlive
+  // create().
   std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(options.optLevel, 0, targetMachine->get());
   engineOptions.transformer = transformer;
@@ -151,6 +152,10 @@ llvm::Expected<void *> JitModule::lookup(llvm::StringRef name) const {
   if (!address)
     return address.takeError();
   return reinterpret_cast<void *>(*address);
+}
+
+llvm::Expected<JitModule::PackedFunction> JitModule::lookupPacked(llvm::StringRef name) const {
+  return engine->lookupPacked((llvm::Twine("_mlir_ciface_") + name).str());
 }
 
 } // namespace modelc::jit

@@ -52,6 +52,12 @@ public:
   /// The address of the C entry point `_mlir_ciface_<name>`.
   llvm::Expected<void *> lookup(llvm::StringRef name) const;
 
+  /// The packed wrapper of `_mlir_ciface_<name>`: it takes one pointer per
+  /// argument, each pointing at a descriptor pointer (see call()). Looking it
+  /// up once lets callers invoke it from many threads without the JIT's lock.
+  using PackedFunction = void (*)(void **);
+  llvm::Expected<PackedFunction> lookupPacked(llvm::StringRef name) const;
+
 private:
   std::unique_ptr<mlir::MLIRContext> ownedContext;
   std::unique_ptr<mlir::ExecutionEngine> engine;

@@ -1,0 +1,102 @@
+//===- CompiledModel.h - One entry fn compiled once, called many times -*- C++ -*-===//
+//
+// A CompiledModel is an entry fn of an instantiated model, JIT-compiled once
+// with its weights bound once (zero-copy over the safetensors mapping), ready
+// to be called with any number of input sets:
+//
+//   auto compiled = CompiledModel::create(program, sourceMgr, model,
+//                                         std::move(weights), options, diags);
+//   auto y = (*compiled)->call(inputs, callDiags);   // from any thread
+//
+// Symbolic dims of the signature (the batch `B`) stay dynamic in the compiled
+// code unless `staticDims` fixes them, so one compilation serves every batch
+// size.
+//
+// Threads: call() is const and reentrant. Shared by all calls (read-only):
+// the machine code, the bound weights, the model's signature and the checked
+// program it points into. Per call: the inputs' descriptors, the output
+// tensor and every temporary the compiled code allocates (the cpu pipeline
+// keeps no mutable globals: constants become read-only globals, every other
+// buffer is malloc'ed inside the call, and results go to the caller's
+// out-parameter). Each call reports into its own DiagnosticEngine; ranges in
+// those diagnostics point into the program's source buffers.
+//
+// The CompiledModel keeps the checked program and source manager by
+// reference: they must outlive it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_EXEC_COMPILEDMODEL_H
+#define MODELC_EXEC_COMPILEDMODEL_H
+
+#include "exec/Executor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace modelc::jit {
+class JitModule;
+}
+namespace mlir {
+class MLIRContext;
+}
+
+namespace modelc::exec {
+
+struct CompileModelOptions {
+  std::string fnName = "forward";
+  unsigned optLevel = 3;
+  bool useBlas = true;
+  /// Symbolic dims to compile as static extents (`modelc run` specialises
+  /// to its inputs); calls must then bind them to exactly these values.
+  /// Empty: every symbolic dim stays dynamic.
+  std::vector<std::pair<sema::AtomId, int64_t>> staticDims;
+};
+
+class CompiledModel {
+public:
+  /// Checks that the model is placed on the cpu, builds the mdl module for
+  /// `options.fnName`, compiles it and keeps `weights` (bound by
+  /// bindModelWeights to this model). Returns null after reporting
+  /// diagnostics (E0601), or an Error when the JIT fails.
+  static llvm::Expected<std::unique_ptr<CompiledModel>>
+  create(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+         mlirgen::ConcreteModel model, runtime::LoadedWeights weights,
+         const CompileModelOptions &options, DiagnosticEngine &diags);
+
+  ~CompiledModel();
+  CompiledModel(const CompiledModel &) = delete;
+  CompiledModel &operator=(const CompiledModel &) = delete;
+
+  /// Checks `inputs` against the signature (E0602-E0606), allocates the
+  /// output and runs the compiled fn. Returns the output, nullopt after
+  /// reporting to `diags`, or an Error for failures outside the model.
+  /// Safe to call from several threads at once.
+  llvm::Expected<std::optional<runtime::Tensor>> call(llvm::ArrayRef<EntryInput> inputs,
+                                                      DiagnosticEngine &diags) const;
+
+  const mlirgen::ConcreteModel &model() const { return model_; }
+  llvm::StringRef fnName() const { return options_.fnName; }
+  const runtime::LoadedWeights &weights() const { return weights_; }
+
+private:
+  CompiledModel() = default;
+
+  mlirgen::ConcreteModel model_;
+  runtime::LoadedWeights weights_;
+  CompileModelOptions options_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  std::unique_ptr<jit::JitModule> jit_;
+  void (*entry_)(void **) = nullptr;
+  /// Descriptor words of each state tensor, in state_dict order: built once,
+  /// only read by calls.
+  std::vector<std::vector<int64_t>> stateDescriptors_;
+};
+
+} // namespace modelc::exec
+
+#endif // MODELC_EXEC_COMPILEDMODEL_H
