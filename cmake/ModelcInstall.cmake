@@ -1,0 +1,36 @@
+# `cmake --install BUILD --prefix P` lays out:
+#   P/lib/libmodelc.so*            the embedding API (modelc_shared)
+#   P/include/modelc/*.h           its public headers
+#   P/bin/modelc                   the driver
+#   P/share/modelc/stdlib/         the stdlib, which the library finds
+#                                  relative to its own location
+#   P/lib/cmake/modelc/            modelcConfig.cmake, version file, targets
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(MODELC_INSTALL_STDLIBDIR ${CMAKE_INSTALL_DATADIR}/modelc/stdlib)
+set(MODELC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/modelc)
+
+install(TARGETS modelc_shared EXPORT modelcTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${MODELC_SOURCE_DIR}/include/modelc
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${MODELC_STDLIB_DIR}/ DESTINATION ${MODELC_INSTALL_STDLIBDIR}
+  FILES_MATCHING PATTERN "*.mdl")
+
+# The driver runs from the prefix too: LLVM's and MLIR's shared libraries
+# stay where they were found at build time.
+set_target_properties(modelc PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS modelc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(EXPORT modelcTargets NAMESPACE modelc:: DESTINATION ${MODELC_INSTALL_CMAKEDIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/modelcConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/cmake/modelcConfig.cmake
+  INSTALL_DESTINATION ${MODELC_INSTALL_CMAKEDIR}
+  PATH_VARS MODELC_INSTALL_STDLIBDIR CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/modelcConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/cmake/modelcConfig.cmake
+  ${CMAKE_BINARY_DIR}/cmake/modelcConfigVersion.cmake
+  DESTINATION ${MODELC_INSTALL_CMAKEDIR})

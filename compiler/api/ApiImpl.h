@@ -1,0 +1,72 @@
+//===- ApiImpl.h - What the public modelc::api handles hold -----*- C++ -*-===//
+//
+// The pimpl structs behind include/modelc/*.h and the conversions between
+// public and internal values. Only the library's own sources include this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_API_APIIMPL_H
+#define MODELC_API_APIIMPL_H
+
+#include "modelc/Model.h"
+
+#include "exec/CompiledModel.h"
+#include "runtime/SafeTensors.h"
+#include "sema/Compilation.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace modelc::api {
+
+struct Tensor::Impl {
+  runtime::Tensor tensor;
+};
+
+struct Program::Impl {
+  std::unique_ptr<modelc::Compilation> compilation;
+  /// The SourceMgr fills its line caches lazily: diagnostics are resolved
+  /// to lines and columns one thread at a time.
+  std::mutex sourceMutex;
+};
+
+struct Model::Impl {
+  std::shared_ptr<Program::Impl> program;
+  mlirgen::ConcreteModel model;
+  Device device;
+  /// Bound once by loadWeights; each Function keeps its own copy (the
+  /// tensors share the mapped bytes).
+  std::optional<runtime::LoadedWeights> weights;
+};
+
+struct Function::Impl {
+  std::shared_ptr<Program::Impl> program;
+  std::unique_ptr<exec::CompiledModel> compiled;
+  EntryPoint signature;
+};
+
+/// The diagnostics `engine` holds, resolved against `program`'s sources
+/// (under its mutex), in source order; the engine is left empty.
+std::vector<Diagnostic> takeDiagnostics(DiagnosticEngine &engine, Program::Impl &program);
+/// An error outside the model (an llvm::Error's message).
+Diagnostic errorDiagnostic(llvm::Error error);
+
+/// Conversions between the public and the runtime's dtypes and devices.
+runtime::DType toRuntime(DType dtype);
+DType fromRuntime(runtime::DType dtype);
+runtime::Device toRuntime(Device device);
+Device fromRuntime(runtime::Device device);
+
+/// Wraps a runtime tensor.
+Tensor wrapTensor(runtime::Tensor tensor);
+
+/// Where `import std.*` is found when the caller does not say: empty (the
+/// Compilation's own default) unless a stdlib is installed next to this
+/// library, at <libdir>/../share/modelc/stdlib.
+std::string installedStdlibDir();
+
+} // namespace modelc::api
+
+#endif // MODELC_API_APIIMPL_H

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# install_test.sh BUILD SRC REF CMAKE CXX NINJA: see CMakeLists.txt.
+set -euo pipefail
+build=$1 src=$2 ref=$3 cmake=$4 cxx=$5 ninja=$6
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/modelc-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+echo "== install into $prefix"
+"$cmake" --install "$build" --prefix "$prefix" > "$work/install.log"
+for f in lib/libmodelc.so include/modelc/modelc.h bin/modelc share/modelc/stdlib/nn.mdl \
+         lib/cmake/modelc/modelcConfig.cmake lib/cmake/modelc/modelcConfigVersion.cmake; do
+  [[ -e $prefix/$f ]] || { echo "missing from the install: $f"; exit 1; }
+done
+
+echo "== each public header compiles alone with -I$prefix/include"
+for header in "$prefix"/include/modelc/*.h; do
+  "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ "$header"
+done
+
+echo "== libmodelc.so exports only the API"
+if nm -D --defined-only "$prefix/lib/libmodelc.so" | awk '{print $3}' | c++filt |
+    grep -v -e '^modelc::api::' -e '^_init$' -e '^_fini$' -e '^typeinfo' -e '^vtable' \
+            -e '^std::' -e '^void std::' -e '^__' -e '^_edata$' -e '^_end$' -e '^$' |
+    grep .; then
+  echo "libmodelc.so exports symbols outside modelc::api (above)"; exit 1
+fi
+
+echo "== configure and build examples/embed against the installed package"
+unset MODELC_STDLIB
+"$cmake" -S "$src/examples/embed" -B "$work/example" -G Ninja -DCMAKE_MAKE_PROGRAM="$ninja" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log" ||
+  { cat "$work/configure.log"; exit 1; }
+"$cmake" --build "$work/example" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
+
+echo "== run it"
+cd "$work"
+"$work/example/embed_mlp" "$src/examples/mlp.mdl" "$ref/mlp/weights.safetensors" \
+  "$ref/mlp/input.npy" "$ref/mlp/output.npy" | tee "$work/run.log"
+grep -q "^stdlib: $prefix/share/modelc/stdlib$" "$work/run.log" ||
+  { echo "the installed library did not find the installed stdlib"; exit 1; }
+grep -q "^max abs difference from .*: " "$work/run.log"
+echo "install_package: ok"

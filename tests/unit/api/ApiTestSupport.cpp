@@ -1,0 +1,44 @@
+//===- ApiTestSupport.cpp - Shared fixtures of the public API tests -------===//
+
+#include "ApiTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace modelc::api::test {
+
+std::string sourcePath(const std::string &file) {
+  return std::string(MODELC_SOURCE_DIR) + "/" + file;
+}
+
+Function compiledReferenceMlp() {
+  Result<Program> program = Program::compileFile(sourcePath("examples/mlp.mdl"));
+  if (!program)
+    ADD_FAILURE() << program.errorText();
+  Result<Model> model =
+      program->instantiate("Mlp", Device::cpu(), {{"in", 784}, {"hidden", 256}, {"out", 10}});
+  if (!model)
+    ADD_FAILURE() << model.errorText();
+  Status loaded = model->loadWeights(std::string(MODELC_REF_DIR) + "/mlp/weights.safetensors");
+  if (!loaded)
+    ADD_FAILURE() << loaded.errorText();
+  Result<Function> forward = model->compile("forward");
+  if (!forward) {
+    ADD_FAILURE() << forward.errorText();
+    std::abort();
+  }
+  return *forward;
+}
+
+std::vector<float> mlpInput(int64_t rows, unsigned seed) {
+  std::vector<float> values(size_t(rows * 784));
+  uint32_t state = seed * 2654435761u + 1;
+  for (float &v : values) {
+    state = state * 1664525u + 1013904223u;
+    v = float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  }
+  return values;
+}
+
+} // namespace modelc::api::test

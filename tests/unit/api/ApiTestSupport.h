@@ -1,0 +1,24 @@
+//===- ApiTestSupport.h - Shared fixtures of the public API tests -*- C++ -*-===//
+#ifndef MODELC_TESTS_UNIT_API_APITESTSUPPORT_H
+#define MODELC_TESTS_UNIT_API_APITESTSUPPORT_H
+
+#include "modelc/modelc.h"
+
+#include <string>
+#include <vector>
+
+namespace modelc::api::test {
+
+/// The reference MLP (examples/mlp.mdl) instantiated 784-256-10 on the cpu
+/// with PyTorch's weights from ../shared/ref/mlp, compiled once.
+Function compiledReferenceMlp();
+
+/// `rows` x 784 deterministic inputs that differ with `seed`.
+std::vector<float> mlpInput(int64_t rows, unsigned seed);
+
+/// The path of `file` in the source tree.
+std::string sourcePath(const std::string &file);
+
+} // namespace modelc::api::test
+
+#endif // MODELC_TESTS_UNIT_API_APITESTSUPPORT_H
