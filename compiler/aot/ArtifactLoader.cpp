@@ -1,0 +1,363 @@
+//===- ArtifactLoader.cpp - Load a .mdlc artifact and call it -------------===//
+
+#include "aot/ArtifactLoader.h"
+
+#include "aot/RuntimeSymbols.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/Orc/SelfExecutorProcessControl.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace modelc;
+using namespace modelc::aot;
+namespace orc = llvm::orc;
+
+char InputMismatchError::ID = 0;
+
+void InputMismatchError::log(llvm::raw_ostream &os) const {
+  os << "error[" << code << "]: " << message;
+  for (const std::string &note : notes)
+    os << "\n  note: " << note;
+}
+
+std::error_code InputMismatchError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+/// The linked code: an ExecutionSession of its own, so artifacts never see
+/// each other's symbols, and the packed entry point of each fn.
+struct LoadedArtifact::Linked {
+  std::unique_ptr<orc::ExecutionSession> session;
+  std::unique_ptr<orc::ObjectLinkingLayer> linker;
+  llvm::StringMap<void (*)(void **)> entries;
+
+  ~Linked() {
+    // Frees the linked memory; the layer and session can then go.
+    if (session)
+      llvm::consumeError(session->endSession());
+  }
+};
+
+namespace {
+
+llvm::Error loadError(ArtifactErrorKind kind, llvm::StringRef name, const llvm::Twine &what) {
+  return llvm::make_error<ArtifactError>(kind, (name + ": " + what).str());
+}
+
+/// Refuses code built for another architecture, OS or object format, or
+/// using CPU features this machine lacks.
+llvm::Error checkHost(const Artifact &artifact, llvm::StringRef name) {
+  TargetInfo host = TargetInfo::host();
+  llvm::Triple built(artifact.target.triple), here(host.triple);
+  if (built.getArch() != here.getArch() || built.getOS() != here.getOS() ||
+      built.getObjectFormat() != here.getObjectFormat())
+    return loadError(ArtifactErrorKind::WrongHost, name,
+                     "compiled for " + artifact.target.triple + " (cpu " + artifact.target.cpu +
+                         "), but this machine is " + host.triple + " (cpu " + host.cpu +
+                         "); rebuild it here with `modelc build`");
+  llvm::DenseSet<llvm::StringRef> available(host.features.begin(), host.features.end());
+  std::vector<std::string> missing;
+  for (const std::string &feature : artifact.target.features)
+    if (!available.contains(feature))
+      missing.push_back(feature);
+  if (!missing.empty())
+    return loadError(ArtifactErrorKind::WrongHost, name,
+                     "compiled for cpu " + artifact.target.cpu +
+                         " with CPU features this machine (cpu " + host.cpu + ") lacks: " +
+                         llvm::join(missing, ", ") + "; rebuild it here with `modelc build`");
+  return llvm::Error::success();
+}
+
+/// A StridedMemRefType<T, N> descriptor for any rank: base and aligned
+/// pointers, offset, sizes, strides (all 64-bit).
+struct Descriptor {
+  llvm::SmallVector<int64_t, 11> words;
+  Descriptor(const void *data, llvm::ArrayRef<int64_t> shape) {
+    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
+    words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
+    words.push_back(0);
+    words.append(shape.begin(), shape.end());
+    runtime::Shape strides = runtime::rowMajorStrides(shape);
+    words.append(strides.begin(), strides.end());
+  }
+};
+
+std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  return "[" +
+         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") +
+         "]";
+}
+
+llvm::Error mismatch(llvm::StringRef code, const llvm::Twine &message,
+                     std::vector<std::string> notes) {
+  return llvm::make_error<InputMismatchError>(code.str(), message.str(), std::move(notes));
+}
+
+} // namespace
+
+LoadedArtifact::~LoadedArtifact() = default;
+
+llvm::StringRef LoadedArtifact::name() const { return file_->getBufferIdentifier(); }
+
+llvm::Expected<std::unique_ptr<LoadedArtifact>> LoadedArtifact::load(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file)
+    return llvm::createStringError(file.getError(),
+                                   "cannot read '" + path + "': " + file.getError().message());
+  return load(std::move(*file));
+}
+
+llvm::Expected<std::unique_ptr<LoadedArtifact>>
+LoadedArtifact::load(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+  std::unique_ptr<LoadedArtifact> loaded(new LoadedArtifact());
+  loaded->file_ = std::move(buffer);
+  llvm::StringRef name = loaded->name();
+  llvm::Expected<Artifact> contents = parseArtifact(loaded->file_->getBuffer(), name);
+  if (!contents)
+    return contents.takeError();
+  loaded->contents_ = std::move(*contents);
+  const Artifact &artifact = loaded->contents_;
+  if (llvm::Error err = checkHost(artifact, name))
+    return err;
+  for (const runtime::StateEntry &s : artifact.state)
+    if (!s.device.isCPU())
+      return loadError(ArtifactErrorKind::Unsupported, name,
+                       "artifacts for cuda devices are not supported yet");
+
+  // Link the object in a session of its own.
+  auto control = orc::SelfExecutorProcessControl::Create();
+  if (!control)
+    return control.takeError();
+  auto linked = std::make_unique<Linked>();
+  linked->session = std::make_unique<orc::ExecutionSession>(std::move(*control));
+  orc::ExecutionSession &session = *linked->session;
+  // Failures surface through lookup() below; don't print them as well.
+  session.setErrorReporter([](llvm::Error err) { llvm::consumeError(std::move(err)); });
+  linked->linker = std::make_unique<orc::ObjectLinkingLayer>(session);
+  orc::JITDylib &library = session.createBareJITDylib("artifact");
+
+  char globalPrefix = llvm::Triple(artifact.target.triple).isOSBinFormatMachO() ? '_' : '\0';
+  auto prefixed = [&](llvm::StringRef symbol) {
+    return globalPrefix ? session.intern((llvm::Twine(globalPrefix) + symbol).str())
+                        : session.intern(symbol);
+  };
+  orc::SymbolMap runtimeSymbols;
+  for (const RuntimeSymbol &symbol : aotRuntimeSymbols())
+    runtimeSymbols[prefixed(symbol.name)] = {orc::ExecutorAddr::fromPtr(symbol.address),
+                                             llvm::JITSymbolFlags::Exported};
+  if (llvm::Error err = library.define(orc::absoluteSymbols(std::move(runtimeSymbols))))
+    return err;
+  // libc and libm (malloc, free, expf, ...) come from the process.
+  auto process = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(globalPrefix);
+  if (!process)
+    return process.takeError();
+  library.addGenerator(std::move(*process));
+
+  if (llvm::Error err = linked->linker->add(
+          library, llvm::MemoryBuffer::getMemBuffer(artifact.object, name, false)))
+    return loadError(ArtifactErrorKind::Link, name,
+                     "cannot link the object code: " + llvm::toString(std::move(err)));
+  for (const EntryFn &fn : artifact.fns) {
+    llvm::Expected<orc::ExecutorSymbolDef> entry = session.lookup({&library}, prefixed(fn.symbol));
+    if (!entry)
+      return loadError(ArtifactErrorKind::Link, name,
+                       "cannot link the object code: " + llvm::toString(entry.takeError()));
+    linked->entries[fn.name] = entry->getAddress().toPtr<void (*)(void **)>();
+  }
+  loaded->linked_ = std::move(linked);
+  return loaded;
+}
+
+llvm::Expected<runtime::LoadedWeights>
+LoadedArtifact::bindWeights(const runtime::SafeTensorsFile &file) const {
+  return runtime::bindWeights(contents_.state, file);
+}
+
+namespace {
+
+/// A view of part of the artifact that keeps the whole mapping alive, so
+/// tensors over embedded weights may outlive the LoadedArtifact.
+class SharedSlice : public llvm::MemoryBuffer {
+public:
+  SharedSlice(std::shared_ptr<llvm::MemoryBuffer> owner, llvm::StringRef bytes, std::string name)
+      : owner(std::move(owner)), identifier(std::move(name)) {
+    init(bytes.begin(), bytes.end(), /*RequiresNullTerminator=*/false);
+  }
+  llvm::StringRef getBufferIdentifier() const override { return identifier; }
+  BufferKind getBufferKind() const override { return owner->getBufferKind(); }
+
+private:
+  std::shared_ptr<llvm::MemoryBuffer> owner;
+  std::string identifier;
+};
+
+} // namespace
+
+llvm::Expected<runtime::LoadedWeights> LoadedArtifact::embeddedWeights() const {
+  if (!contents_.weights)
+    return loadError(ArtifactErrorKind::Unsupported, name(),
+                     "holds no weights (build it with `modelc build --weights FILE`)");
+  llvm::Expected<runtime::SafeTensorsFile> file = runtime::SafeTensorsFile::fromBuffer(
+      std::make_unique<SharedSlice>(file_, *contents_.weights, name().str() + "(weights)"));
+  if (!file)
+    return file.takeError();
+  return bindWeights(*file);
+}
+
+llvm::Expected<runtime::Shape>
+LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tensor> inputs,
+                            llvm::ArrayRef<std::string> labels) const {
+  const EntryFn *fn = findFn(fnName);
+  if (!fn) {
+    std::vector<std::string> names;
+    for (const EntryFn &f : contents_.fns)
+      names.push_back("`" + f.name + "`");
+    return loadError(ArtifactErrorKind::Unsupported, name(),
+                     "has no entry fn `" + fnName + "` (it has " + llvm::join(names, ", ") + ")");
+  }
+  auto label = [&](size_t i) {
+    return i < labels.size() ? labels[i] : "input " + std::to_string(i + 1);
+  };
+  auto declared = [&](size_t i) {
+    return "`" + fn->params[i].name + "` is declared " + fn->params[i].declared + " (in " +
+           name().str() + ")";
+  };
+  if (inputs.size() != fn->params.size()) {
+    std::vector<std::string> notes{"`" + fn->name + "` is declared with " +
+                                   std::to_string(fn->params.size()) + " parameter(s) (in " +
+                                   name().str() + ")"};
+    for (size_t i = 0; i < inputs.size(); ++i)
+      notes.push_back("given: " + label(i) + " (" + inputs[i].str() + ")");
+    return mismatch("E0602",
+                    "`" + fn->name + "` takes " + llvm::Twine(fn->params.size()) +
+                        " input(s), but " + llvm::Twine(inputs.size()) + " were given",
+                    std::move(notes));
+  }
+
+  // Symbolic dims take the extent of the first input that has them.
+  llvm::StringMap<std::pair<int64_t, size_t>> firstBound;
+  llvm::StringMap<int64_t> bound;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec &want = fn->params[i];
+    const runtime::Tensor &have = inputs[i];
+    std::string index = std::to_string(i + 1);
+    std::string prefix = "input " + index + " of `" + fn->name + "` ";
+    if (have.dtype() != want.dtype)
+      return mismatch("E0603",
+                      prefix + "has dtype " + runtime::dtypeName(have.dtype()) + ", expected " +
+                          runtime::dtypeName(want.dtype),
+                      {declared(i), label(i) + " holds " + have.str()});
+    if (have.device() != want.device)
+      return mismatch("E0606",
+                      prefix + "is on " + have.device().str() + ", expected " + want.device.str(),
+                      {declared(i)});
+    std::string shapeHeadline =
+        prefix + "has shape " + shapeString(have.shape()) + ", expected " + want.shapeString();
+    if (have.rank() != want.shape.size())
+      return mismatch("E0604", shapeHeadline,
+                      {declared(i), "the input has rank " + std::to_string(have.rank()) +
+                                        ", the parameter rank " +
+                                        std::to_string(want.shape.size())});
+    for (size_t d = 0; d < want.shape.size(); ++d) {
+      int64_t extent = have.shape()[d];
+      auto dimNote = [&](int64_t expected) {
+        return "dim " + std::to_string(d) + " is " + std::to_string(extent) + ", expected " +
+               std::to_string(expected);
+      };
+      if (std::optional<int64_t> k = want.shape[d].asConstant()) {
+        if (*k != extent)
+          return mismatch("E0604", shapeHeadline, {declared(i), dimNote(*k)});
+        continue;
+      }
+      std::optional<llvm::StringRef> symbol = want.shape[d].asSymbol();
+      if (!symbol)
+        continue; // a compound dim: checked once every symbol is bound
+      auto [it, inserted] = firstBound.try_emplace(*symbol, extent, i);
+      if (inserted) {
+        bound[*symbol] = extent;
+      } else if (it->second.first != extent) {
+        size_t first = it->second.second;
+        return mismatch("E0605",
+                        prefix + "gives `" + *symbol + "` = " + llvm::Twine(extent) +
+                            ", but an earlier input gave " + llvm::Twine(it->second.first),
+                        {declared(i), "input " + std::to_string(first + 1) + " (" + label(first) +
+                                          ") has `" + symbol->str() +
+                                          "` = " + std::to_string(it->second.first)});
+      }
+    }
+  }
+  // Compound dims (`2*B`) now that every symbol has a value.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec &want = fn->params[i];
+    for (size_t d = 0; d < want.shape.size(); ++d) {
+      std::optional<int64_t> k = want.shape[d].evaluate(bound);
+      if (k && *k != inputs[i].shape()[d])
+        return mismatch("E0604",
+                        "input " + llvm::Twine(i + 1) + " of `" + fn->name + "` has shape " +
+                            shapeString(inputs[i].shape()) + ", expected " + want.shapeString(),
+                        {declared(i), "dim " + std::to_string(d) + " is " +
+                                          std::to_string(inputs[i].shape()[d]) + ", expected " +
+                                          std::to_string(*k)});
+    }
+  }
+  runtime::Shape result;
+  for (const SymbolicDim &d : fn->result.shape) {
+    std::optional<int64_t> k = d.evaluate(bound);
+    if (!k || *k < 0)
+      return loadError(ArtifactErrorKind::Malformed, name(),
+                       "the inputs do not determine dim `" + d.str() + "` of the result of `" +
+                           fn->name + "`");
+    result.push_back(*k);
+  }
+  return result;
+}
+
+llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
+                                                     const runtime::LoadedWeights &weights,
+                                                     llvm::ArrayRef<runtime::Tensor> inputs,
+                                                     llvm::ArrayRef<std::string> labels) const {
+  llvm::Expected<runtime::Shape> resultShape = checkInputs(fnName, inputs, labels);
+  if (!resultShape)
+    return resultShape.takeError();
+  const EntryFn &fn = *findFn(fnName);
+
+  // Arguments: state in layout order, inputs, then the output buffer.
+  std::vector<Descriptor> descriptors;
+  std::vector<runtime::Tensor> keepAlive;
+  auto pass = [&](const runtime::Tensor &t) {
+    runtime::Tensor dense = t.isContiguous() ? t : t.contiguous();
+    descriptors.emplace_back(dense.data(), dense.shape());
+    keepAlive.push_back(std::move(dense));
+  };
+  for (const runtime::StateEntry &s : contents_.state) {
+    const runtime::BoundState *w = weights.find(s.name);
+    if (!w || w->tensor.dtype() != s.dtype || w->tensor.shape() != llvm::ArrayRef(s.shape))
+      return loadError(ArtifactErrorKind::Unsupported, name(),
+                       "the weights were not bound to this artifact (`" + s.name +
+                           "` is missing or has another type)");
+    pass(w->tensor);
+  }
+  for (const runtime::Tensor &in : inputs)
+    pass(in);
+  runtime::Tensor output = runtime::Tensor::zeros(fn.result.dtype, *resultShape);
+  descriptors.emplace_back(output.mutableData(), output.shape());
+
+  // The packed entry takes a pointer to each argument: here, to each
+  // descriptor's address.
+  llvm::SmallVector<void *> arguments;
+  for (Descriptor &d : descriptors)
+    arguments.push_back(d.words.data());
+  llvm::SmallVector<void *> packed;
+  for (void *&argument : arguments)
+    packed.push_back(&argument);
+  linked_->entries.lookup(fn.name)(packed.data());
+  return output;
+}

@@ -1,0 +1,67 @@
+//===- RuntimeSymbols.cpp - Functions compiled model code calls -----------===//
+
+#include "aot/RuntimeSymbols.h"
+
+#include "jit/BlasRuntime.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstring>
+
+using namespace modelc::aot;
+
+namespace {
+
+/// A ranked descriptor seen through its words: base and aligned pointers,
+/// offset, sizes, strides.
+struct StridedView {
+  char *data;
+  const int64_t *sizes;
+  const int64_t *strides;
+
+  StridedView(const UnrankedMemRef &memref, int64_t elementSize) {
+    auto *words = static_cast<int64_t *>(memref.descriptor);
+    data = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
+    sizes = words + 3;
+    strides = words + 3 + memref.rank;
+  }
+};
+
+} // namespace
+
+extern "C" void modelc::aot::modelc_aot_memref_copy(int64_t elementSize, UnrankedMemRef *source,
+                                                    UnrankedMemRef *target) {
+  int64_t rank = source->rank;
+  StridedView from(*source, elementSize), to(*target, elementSize);
+  for (int64_t d = 0; d < rank; ++d)
+    if (from.sizes[d] == 0)
+      return;
+  // Walk every index in row-major order, like an odometer.
+  llvm::SmallVector<int64_t, 6> index(rank, 0);
+  int64_t fromOffset = 0, toOffset = 0;
+  while (true) {
+    std::memcpy(to.data + toOffset * elementSize, from.data + fromOffset * elementSize,
+                elementSize);
+    int64_t d = rank - 1;
+    for (; d >= 0; --d) {
+      fromOffset += from.strides[d];
+      toOffset += to.strides[d];
+      if (++index[d] < from.sizes[d])
+        break;
+      fromOffset -= from.strides[d] * index[d];
+      toOffset -= to.strides[d] * index[d];
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
+  // `_mlir_ciface_` + lower::kSgemmFunction: the C interface the BLAS pass calls.
+  static const RuntimeSymbol symbols[] = {
+      {"_mlir_ciface_modelc_sgemm", reinterpret_cast<const void *>(&modelc_sgemm_ciface)},
+      {"memrefCopy", reinterpret_cast<const void *>(&modelc_aot_memref_copy)},
+  };
+  return symbols;
+}
