@@ -39,6 +39,9 @@ int runEmit();
 extern llvm::cl::SubCommand runCommand;
 int runRun();
 
+extern llvm::cl::SubCommand buildCommand;
+int runBuild();
+
 } // namespace modelc::driver
 
 #endif // MODELC_DRIVER_COMMANDS_H

@@ -34,6 +34,7 @@ const Command commandTable[] = {
     {&lspCommand, runLsp},
     {&emitCommand, runEmit},
     {&runCommand, runRun},
+    {&buildCommand, runBuild},
 };
 
 void printVersion(llvm::raw_ostream &os) {
@@ -60,7 +61,8 @@ int main(int argc, char **argv) {
           "  modelc explain CODE    explain a diagnostic code, e.g. E0301\n"
           "  modelc lsp             run the language server over stdin/stdout\n"
           "  modelc emit FILE       print a model's AST or IR (--stage=ast|mdl|linalg|llvm)\n"
-          "  modelc run FILE        run a model on the cpu with weights and inputs\n",
+          "  modelc run FILE        run a model on the cpu with weights and inputs\n"
+          "  modelc build FILE      write a model's CUDA kernels and device plan (-o DIR)\n",
           &llvm::errs()))
     return ExitUsageOrIO;
 
