@@ -1,0 +1,623 @@
+//===- PlanExecutor.cpp - Run a DevicePlan on GPUs and the cpu ------------===//
+
+#include "cudaexec/PlanExecutor.h"
+
+#include "jit/Jit.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+namespace modelc::cudaexec {
+
+using cudagen::Buffer;
+using cudagen::BufferId;
+using cudagen::BufferKind;
+using cudagen::DevicePlan;
+
+namespace {
+
+llvm::Error planError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "device plan: " + message);
+}
+
+llvm::Error runError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Prefixes every message of `error` with `context`, keeping CudaError kinds.
+llvm::Error withContext(llvm::Error error, const llvm::Twine &context) {
+  return llvm::handleErrors(
+      std::move(error),
+      [&](const cuda::CudaError &cudaError) -> llvm::Error {
+        return cuda::makeCudaError(cudaError.getKind(), context + cudaError.getMessage(),
+                                   cudaError.getLog());
+      },
+      [&](const llvm::ErrorInfoBase &other) -> llvm::Error {
+        return runError(context + other.message());
+      });
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string bufferLabel(const Buffer &buffer, BufferId id) {
+  std::string label = "buffer " + std::to_string(id);
+  if (!buffer.name.empty())
+    label += " (" + buffer.name + ")";
+  return label;
+}
+
+/// A StridedMemRefType<T, N> descriptor of any rank over a row-major buffer.
+struct MemRefDescriptor {
+  llvm::SmallVector<int64_t, 12> words;
+  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape) {
+    auto address = int64_t(reinterpret_cast<intptr_t>(data));
+    words = {address, address, 0};
+    words.append(shape.begin(), shape.end());
+    runtime::Shape strides = runtime::rowMajorStrides(shape);
+    words.append(strides.begin(), strides.end());
+  }
+};
+
+/// Each Step visited with the buffers it touches.
+template <typename Fn> void forEachBufferOf(const cudagen::Step &step, Fn &&fn) {
+  if (const auto *call = std::get_if<cudagen::CpuCall>(&step)) {
+    llvm::for_each(call->arguments, fn);
+    llvm::for_each(call->results, fn);
+  } else if (const auto *launch = std::get_if<cudagen::Launch>(&step)) {
+    for (const cudagen::KernelArg &arg : launch->args)
+      if (arg.kind == cudagen::KernelArg::Kind::Buffer)
+        fn(arg.buffer);
+  } else if (const auto *copy = std::get_if<cudagen::Copy>(&step)) {
+    fn(copy->source);
+    fn(copy->destination);
+  }
+}
+
+} // namespace
+
+std::string describeKernelFailure(const DevicePlan &plan, int device, llvm::StringRef kernel,
+                                  llvm::StringRef backendMessage) {
+  std::string message;
+  if (backendMessage.contains(("'" + kernel + "'").str()))
+    message = backendMessage.str();
+  else
+    message =
+        ("kernel '" + kernel + "' on cuda:" + llvm::Twine(device) + " failed: " + backendMessage)
+            .str();
+  if (const cudagen::KernelInfo *info = plan.kernel(device, kernel))
+    if (!info->sourceLines.empty())
+      message += "; generated from " + llvm::join(info->sourceLines, ", ");
+  return message;
+}
+
+//===----------------------------------------------------------------------===//
+// State and per-run storage
+//===----------------------------------------------------------------------===//
+
+/// Where one buffer's bytes are during a run (or, for state, while bound).
+struct PlanExecutor::StateSlot {
+  runtime::Tensor host;            ///< cpu buffers
+  cuda::DeviceAddress address = 0; ///< GPU buffers
+  bool allocated = false;          ///< `address` is ours to free
+};
+
+/// The storage of one run; frees what it allocated on every path.
+class PlanExecutor::RunState {
+public:
+  RunState(PlanExecutor &executor)
+      : executor(executor), slots(executor.devicePlan.buffers.size()),
+        shapes(executor.devicePlan.buffers.size()) {}
+  ~RunState() {
+    for (BufferId id = 0; id < slots.size(); ++id)
+      llvm::consumeError(release(id));
+  }
+
+  llvm::Error release(BufferId id) {
+    StateSlot &slot = slots[id];
+    slot.host = runtime::Tensor();
+    if (!slot.allocated)
+      return llvm::Error::success();
+    slot.allocated = false;
+    int device = executor.devicePlan.buffers[id].device.index;
+    return executor.backends[device]->free(device, slot.address);
+  }
+
+  size_t bytes(BufferId id) const {
+    return size_t(runtime::checkedNumElements(shapes[id]).value_or(0)) *
+           runtime::dtypeSize(executor.devicePlan.buffers[id].dtype);
+  }
+
+  PlanExecutor &executor;
+  std::vector<StateSlot> slots;
+  std::vector<runtime::Shape> shapes;
+};
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+PlanExecutor::PlanExecutor(DevicePlan plan) : devicePlan(std::move(plan)) {}
+
+PlanExecutor::~PlanExecutor() { releaseState(); }
+
+llvm::Error PlanExecutor::validate() const {
+  const DevicePlan &plan = devicePlan;
+  size_t count = plan.buffers.size();
+  auto checkId = [&](BufferId id, const llvm::Twine &where) -> llvm::Error {
+    if (id >= count)
+      return planError(where + " names buffer " + llvm::Twine(id) + " of " + llvm::Twine(count));
+    return llvm::Error::success();
+  };
+  for (BufferId id = 0; id < count; ++id) {
+    const Buffer &buffer = plan.buffers[id];
+    if (buffer.id != id)
+      return planError("buffer " + llvm::Twine(id) + " carries id " + llvm::Twine(buffer.id));
+    if (!buffer.device.isCPU() && (buffer.device.index < 0 || buffer.device.index > 127))
+      return planError(bufferLabel(buffer, id) + " is on " + buffer.device.str());
+    if (!buffer.viewOf)
+      continue;
+    // Views of views are fine; a cycle is not.
+    BufferId base = id;
+    for (size_t hops = 0; plan.buffers[base].viewOf; ++hops) {
+      if (hops > count)
+        return planError(bufferLabel(buffer, id) + " is a view of itself");
+      if (llvm::Error error = checkId(*plan.buffers[base].viewOf, bufferLabel(buffer, id)))
+        return error;
+      base = *plan.buffers[base].viewOf;
+    }
+    if (plan.buffers[base].device != buffer.device || plan.buffers[base].dtype != buffer.dtype)
+      return planError(bufferLabel(buffer, id) + " views " + bufferLabel(plan.buffers[base], base) +
+                       " of another device or dtype");
+    if (buffer.kind == BufferKind::State || buffer.kind == BufferKind::Input)
+      return planError(bufferLabel(buffer, id) + " is a view but bound from outside");
+  }
+  for (BufferKind kind : {BufferKind::State, BufferKind::Input, BufferKind::Output}) {
+    std::vector<BufferId> ids = plan.buffersOfKind(kind);
+    for (unsigned i = 0; i < ids.size(); ++i)
+      if (plan.buffers[ids[i]].index != i)
+        return planError("the " + cudagen::bufferKindName(kind) + " buffers are not numbered 0.." +
+                         llvm::Twine(ids.size() - 1));
+  }
+  for (const cudagen::Symbol &symbol : plan.symbols) {
+    if (llvm::Error error = checkId(symbol.input, "symbol `" + symbol.name + "`"))
+      return error;
+    const Buffer &input = plan.buffers[symbol.input];
+    if (input.kind != BufferKind::Input || symbol.dim >= input.shape.size())
+      return planError("symbol `" + symbol.name + "` is bound from no dim of an input");
+  }
+  for (size_t index = 0; index < plan.steps.size(); ++index) {
+    const cudagen::Step &step = plan.steps[index];
+    std::string where = "step " + std::to_string(index);
+    llvm::Error error = llvm::Error::success();
+    forEachBufferOf(step, [&](BufferId id) {
+      if (!error)
+        error = checkId(id, where);
+    });
+    if (error)
+      return error;
+    if (const auto *call = std::get_if<cudagen::CpuCall>(&step)) {
+      if (plan.cpuModule.empty())
+        return planError(where + " calls `" + call->function + "` but the plan has no cpu module");
+      std::optional<BufferId> offDevice;
+      forEachBufferOf(step, [&](BufferId id) {
+        if (!plan.buffers[id].device.isCPU())
+          offDevice = id;
+      });
+      if (offDevice)
+        return planError(where + " passes " + bufferLabel(plan.buffers[*offDevice], *offDevice) +
+                         " on " + plan.buffers[*offDevice].device.str() + " to the cpu");
+    } else if (const auto *launch = std::get_if<cudagen::Launch>(&step)) {
+      if (!plan.deviceCode(launch->device))
+        return planError(where + " launches `" + launch->kernel +
+                         "` on cuda:" + llvm::Twine(launch->device) + ", which has no code");
+      for (const cudagen::KernelArg &arg : launch->args) {
+        if (arg.kind != cudagen::KernelArg::Kind::Buffer)
+          continue;
+        const Buffer &buffer = plan.buffers[arg.buffer];
+        if (buffer.device != runtime::Device::cuda(launch->device))
+          return planError(where + " passes " + bufferLabel(buffer, arg.buffer) + " on " +
+                           buffer.device.str() + " to kernel `" + launch->kernel +
+                           "` on cuda:" + llvm::Twine(launch->device));
+      }
+    } else if (const auto *copy = std::get_if<cudagen::Copy>(&step)) {
+      if (plan.buffers[copy->source].dtype != plan.buffers[copy->destination].dtype)
+        return planError(where + " copies between buffers of different dtypes");
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider) {
+  // Every GPU first, so a missing driver is reported before any compiling.
+  for (const Buffer &buffer : devicePlan.buffers)
+    if (!buffer.device.isCPU() && size_t(buffer.device.index) >= backends.size())
+      backends.resize(buffer.device.index + 1, nullptr);
+  for (const cudagen::DeviceCode &code : devicePlan.devices)
+    if (code.device >= 0 && size_t(code.device) >= backends.size())
+      backends.resize(code.device + 1, nullptr);
+  for (int device = 0; device < int(backends.size()); ++device) {
+    bool used = llvm::any_of(devicePlan.buffers, [&](const Buffer &buffer) {
+      return buffer.device == runtime::Device::cuda(device);
+    });
+    if (!used && !devicePlan.deviceCode(device))
+      continue;
+    llvm::Expected<cuda::CudaBackend &> backend = provider(device);
+    if (!backend)
+      return backend.takeError();
+    backends[device] = &*backend;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  llvm::StringMap<std::shared_ptr<const cuda::CudaKernel>> loaded;
+  kernels.assign(devicePlan.steps.size(), nullptr);
+  for (size_t index = 0; index < devicePlan.steps.size(); ++index) {
+    const auto *launch = std::get_if<cudagen::Launch>(&devicePlan.steps[index]);
+    if (!launch)
+      continue;
+    std::string key = std::to_string(launch->device) + ":" + launch->kernel;
+    std::shared_ptr<const cuda::CudaKernel> &kernel = loaded[key];
+    if (!kernel) {
+      const cudagen::DeviceCode *code = devicePlan.deviceCode(launch->device);
+      std::string sourceName = devicePlan.entry + ".cuda" + std::to_string(launch->device) + ".cu";
+      llvm::Expected<cuda::CudaKernel> found = backends[launch->device]->loadKernel(
+          launch->device, code->source, sourceName, launch->kernel);
+      if (!found)
+        return withContext(found.takeError(), "cuda:" + llvm::Twine(launch->device) + ": ");
+      kernel = std::make_shared<const cuda::CudaKernel>(std::move(*found));
+    }
+    kernels[index] = kernel;
+  }
+  times.kernelLoadSeconds = secondsSince(start);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<PlanExecutor>> PlanExecutor::compile(DevicePlan plan,
+                                                                    PlanOptions options) {
+  std::unique_ptr<PlanExecutor> executor(new PlanExecutor(std::move(plan)));
+  if (llvm::Error error = executor->validate())
+    return error;
+  const DevicePlan &checked = executor->devicePlan;
+
+  size_t count = checked.buffers.size();
+  executor->storageOf.resize(count);
+  for (BufferId id = 0; id < count; ++id) {
+    BufferId base = id;
+    while (checked.buffers[base].viewOf)
+      base = *checked.buffers[base].viewOf;
+    executor->storageOf[id] = base;
+  }
+  // A storage buffer lives until the last step touching it or any of its
+  // views; one that holds an output or comes from outside lives to the end.
+  std::vector<int> uses = checked.lastUses();
+  uses.resize(count, -1);
+  executor->lastUse.assign(count, -1);
+  for (BufferId id = 0; id < count; ++id) {
+    int &last = executor->lastUse[executor->storageOf[id]];
+    last = std::max(last, uses[id]);
+    if (checked.buffers[id].kind != BufferKind::Temporary)
+      last = INT_MAX;
+  }
+
+  if (!options.backends)
+    options.backends = backendProvider(cudaModeFromEnvironment());
+  if (llvm::Error error = executor->loadKernels(options.backends))
+    return error;
+
+  if (!checked.cpuModule.empty()) {
+    auto start = std::chrono::steady_clock::now();
+    jit::JitOptions jitOptions;
+    jitOptions.optLevel = options.optLevel;
+    jitOptions.useBlas = options.useBlas;
+    llvm::Expected<std::unique_ptr<jit::JitModule>> cpu =
+        jit::JitModule::compileSource(checked.cpuModule, jitOptions);
+    if (!cpu)
+      return withContext(cpu.takeError(), "the plan's cpu module: ");
+    executor->cpuCode = std::move(*cpu);
+    executor->times.cpuJitSeconds = secondsSince(start);
+  }
+  return executor;
+}
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+void PlanExecutor::releaseState() {
+  for (BufferId id = 0; id < state.size(); ++id) {
+    StateSlot &slot = state[id];
+    if (slot.allocated) {
+      int device = devicePlan.buffers[id].device.index;
+      llvm::consumeError(backends[device]->free(device, slot.address));
+    }
+  }
+  state.clear();
+}
+
+llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
+  releaseState();
+  std::vector<BufferId> ids = devicePlan.buffersOfKind(BufferKind::State);
+  if (tensors.size() != ids.size())
+    return runError("the plan has " + llvm::Twine(ids.size()) + " state buffer(s), " +
+                    llvm::Twine(tensors.size()) + " given");
+  state.resize(devicePlan.buffers.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Buffer &buffer = devicePlan.buffers[ids[i]];
+    const runtime::Tensor &given = tensors[i];
+    runtime::Shape shape;
+    for (const cudagen::SizeExpr &dim : buffer.shape) {
+      llvm::Expected<int64_t> extent = dim.evaluate({});
+      if (!extent) {
+        releaseState();
+        return withContext(extent.takeError(), "state `" + buffer.name + "`: ");
+      }
+      shape.push_back(*extent);
+    }
+    if (given.dtype() != buffer.dtype || given.shape() != llvm::ArrayRef<int64_t>(shape)) {
+      std::string want = runtime::formatTensorType(buffer.dtype, shape, buffer.device);
+      std::string have = given.str();
+      releaseState();
+      return runError("state `" + buffer.name + "` is " + want + ", given " + have);
+    }
+    runtime::Tensor contiguous = given.isContiguous() ? given : given.contiguous();
+    StateSlot &slot = state[ids[i]];
+    if (buffer.device.isCPU()) {
+      // An owning copy: compiled code must never see memory-mapped weights
+      // it could be tempted to write.
+      slot.host = runtime::Tensor::copyOf(buffer.dtype, shape, contiguous.data());
+      continue;
+    }
+    int device = buffer.device.index;
+    llvm::Expected<cuda::DeviceAddress> address =
+        backends[device]->allocate(device, std::max<size_t>(contiguous.nbytes(), 1));
+    if (!address) {
+      releaseState();
+      return withContext(address.takeError(), "state `" + buffer.name + "`: ");
+    }
+    slot.address = *address;
+    slot.allocated = true;
+    if (llvm::Error error = backends[device]->copyHostToDevice(device, *address, contiguous.data(),
+                                                               contiguous.nbytes())) {
+      releaseState();
+      return withContext(std::move(error), "state `" + buffer.name + "`: ");
+    }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::vector<runtime::Tensor>>
+PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs) {
+  const DevicePlan &plan = devicePlan;
+  std::vector<BufferId> stateIds = plan.buffersOfKind(BufferKind::State);
+  if (!stateIds.empty() && state.empty())
+    return runError("the plan's state is not bound");
+  std::vector<BufferId> inputIds = plan.buffersOfKind(BufferKind::Input);
+  if (inputs.size() != inputIds.size())
+    return runError("the plan takes " + llvm::Twine(inputIds.size()) + " input(s), " +
+                    llvm::Twine(inputs.size()) + " given");
+  std::vector<runtime::Shape> inputShapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Buffer &buffer = plan.buffers[inputIds[i]];
+    if (inputs[i].dtype() != buffer.dtype || inputs[i].rank() != buffer.shape.size())
+      return runError("input " + llvm::Twine(i + 1) + " is " + inputs[i].str() +
+                      ", the plan wants " + runtime::dtypeName(buffer.dtype) + " of rank " +
+                      llvm::Twine(buffer.shape.size()));
+    inputShapes.emplace_back(inputs[i].shape().begin(), inputs[i].shape().end());
+  }
+  llvm::Expected<cudagen::SymbolValues> symbols = plan.bindSymbols(inputShapes);
+  if (!symbols)
+    return symbols.takeError();
+  auto evaluate = [&](const cudagen::SizeExpr &expr,
+                      const llvm::Twine &what) -> llvm::Expected<int64_t> {
+    llvm::Expected<int64_t> value = expr.evaluate(*symbols);
+    if (!value)
+      return withContext(value.takeError(), what + ": ");
+    if (*value < 0)
+      return runError(what + " is " + expr.str() + " = " + llvm::Twine(*value));
+    return *value;
+  };
+
+  RunState run(*this);
+  for (BufferId id = 0; id < plan.buffers.size(); ++id)
+    for (const cudagen::SizeExpr &dim : plan.buffers[id].shape) {
+      llvm::Expected<int64_t> extent =
+          evaluate(dim, "a dim of " + bufferLabel(plan.buffers[id], id));
+      if (!extent)
+        return extent.takeError();
+      run.shapes[id].push_back(*extent);
+    }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (run.shapes[inputIds[i]] != inputShapes[i])
+      return runError(
+          "input " + llvm::Twine(i + 1) + " is " + inputs[i].str() + ", the plan wants " +
+          runtime::formatTensorType(plan.buffers[inputIds[i]].dtype, run.shapes[inputIds[i]],
+                                    plan.buffers[inputIds[i]].device));
+
+  // Storage: state as bound, inputs copied in, everything else fresh.
+  for (BufferId id = 0; id < plan.buffers.size(); ++id) {
+    const Buffer &buffer = plan.buffers[id];
+    if (storageOf[id] != id)
+      continue;
+    StateSlot &slot = run.slots[id];
+    if (buffer.kind == BufferKind::State) {
+      slot.host = state[id].host;
+      slot.address = state[id].address;
+      continue;
+    }
+    const runtime::Tensor *input =
+        buffer.kind == BufferKind::Input ? &inputs[buffer.index] : nullptr;
+    runtime::Tensor contiguous;
+    if (input)
+      contiguous = input->isContiguous() ? *input : input->contiguous();
+    if (buffer.device.isCPU()) {
+      slot.host = input ? contiguous : runtime::Tensor::zeros(buffer.dtype, run.shapes[id]);
+      continue;
+    }
+    int device = buffer.device.index;
+    llvm::Expected<cuda::DeviceAddress> address =
+        backends[device]->allocate(device, std::max<size_t>(run.bytes(id), 1));
+    if (!address)
+      return withContext(address.takeError(), bufferLabel(buffer, id) + ": ");
+    slot.address = *address;
+    slot.allocated = true;
+    if (input)
+      if (llvm::Error error = backends[device]->copyHostToDevice(device, *address,
+                                                                 contiguous.data(), run.bytes(id)))
+        return withContext(std::move(error), "input " + llvm::Twine(buffer.index + 1) + ": ");
+  }
+  for (BufferId id = 0; id < plan.buffers.size(); ++id) {
+    BufferId base = storageOf[id];
+    if (base == id)
+      continue;
+    if (run.bytes(id) > run.bytes(base))
+      return runError(bufferLabel(plan.buffers[id], id) + " views " +
+                      bufferLabel(plan.buffers[base], base) + " but is larger");
+    const StateSlot &storage = run.slots[base];
+    if (plan.buffers[id].device.isCPU())
+      run.slots[id].host = runtime::Tensor::borrowMutable(plan.buffers[id].dtype, run.shapes[id],
+                                                          const_cast<void *>(storage.host.data()));
+    else
+      run.slots[id].address = storage.address;
+  }
+
+  for (size_t index = 0; index < plan.steps.size(); ++index) {
+    const cudagen::Step &step = plan.steps[index];
+    if (const auto *call = std::get_if<cudagen::CpuCall>(&step)) {
+      std::vector<MemRefDescriptor> descriptors;
+      for (BufferId id : llvm::concat<const BufferId>(call->arguments, call->results))
+        descriptors.emplace_back(const_cast<void *>(run.slots[id].host.data()), run.shapes[id]);
+      llvm::SmallVector<void *> pointers;
+      for (MemRefDescriptor &descriptor : descriptors)
+        pointers.push_back(descriptor.words.data());
+      if (llvm::Error error = cpuCode->call(call->function, pointers))
+        return withContext(std::move(error), "cpu function `" + call->function + "`: ");
+    } else if (const auto *launch = std::get_if<cudagen::Launch>(&step)) {
+      std::string what = "kernel `" + launch->kernel + "`";
+      cuda::Dim3 grid, block;
+      unsigned *gridDims[3] = {&grid.x, &grid.y, &grid.z};
+      unsigned *blockDims[3] = {&block.x, &block.y, &block.z};
+      bool empty = false;
+      for (int d = 0; d < 3; ++d) {
+        llvm::Expected<int64_t> g = evaluate(launch->grid[d], "the grid of " + what);
+        if (!g)
+          return g.takeError();
+        llvm::Expected<int64_t> b = evaluate(launch->block[d], "the block of " + what);
+        if (!b)
+          return b.takeError();
+        if (*g > UINT_MAX || *b > UINT_MAX)
+          return runError("the launch of " + what + " is too large");
+        empty |= *g == 0;
+        *gridDims[d] = unsigned(*g);
+        *blockDims[d] = unsigned(*b);
+      }
+      if (empty)
+        continue;
+      llvm::Expected<int64_t> shared =
+          evaluate(launch->dynamicSharedBytes, "the shared memory of " + what);
+      if (!shared)
+        return shared.takeError();
+      // One 8-byte slot per parameter: a device pointer or an int64_t.
+      llvm::SmallVector<uint64_t, 16> values;
+      for (const cudagen::KernelArg &arg : launch->args) {
+        if (arg.kind == cudagen::KernelArg::Kind::Buffer) {
+          values.push_back(run.slots[arg.buffer].address);
+          continue;
+        }
+        llvm::Expected<int64_t> size = arg.size.evaluate(*symbols);
+        if (!size)
+          return withContext(size.takeError(), "an argument of " + what + ": ");
+        values.push_back(uint64_t(*size));
+      }
+      llvm::SmallVector<void *, 16> args;
+      for (uint64_t &value : values)
+        args.push_back(&value);
+      const cuda::CudaKernel &kernel = *kernels[index];
+      if (llvm::Error error =
+              backends[launch->device]->launch(kernel, grid, block, args.data(), size_t(*shared))) {
+        int device = launch->device;
+        return llvm::handleErrors(
+            std::move(error),
+            [&](const cuda::CudaError &failure) -> llvm::Error {
+              return cuda::makeCudaError(
+                  failure.getKind(),
+                  describeKernelFailure(plan, device, launch->kernel, failure.getMessage()),
+                  failure.getLog());
+            },
+            [&](const llvm::ErrorInfoBase &failure) -> llvm::Error {
+              return runError(
+                  describeKernelFailure(plan, device, launch->kernel, failure.message()));
+            });
+      }
+    } else if (const auto *copy = std::get_if<cudagen::Copy>(&step)) {
+      const Buffer &from = plan.buffers[copy->source];
+      const Buffer &to = plan.buffers[copy->destination];
+      size_t bytes = run.bytes(copy->source);
+      std::string what = "copy of " + bufferLabel(from, copy->source) + " from " +
+                         from.device.str() + " to " + to.device.str() + ": ";
+      if (bytes != run.bytes(copy->destination))
+        return runError(what + "the destination has " + llvm::Twine(run.bytes(copy->destination)) +
+                        " bytes, the source " + llvm::Twine(bytes));
+      const StateSlot &source = run.slots[copy->source];
+      const StateSlot &destination = run.slots[copy->destination];
+      auto transfer = [&]() -> llvm::Error {
+        if (bytes == 0)
+          return llvm::Error::success();
+        if (from.device.isCPU() && to.device.isCPU()) {
+          std::memcpy(const_cast<void *>(destination.host.data()), source.host.data(), bytes);
+          return llvm::Error::success();
+        }
+        if (from.device.isCPU())
+          return backends[to.device.index]->copyHostToDevice(to.device.index, destination.address,
+                                                             source.host.data(), bytes);
+        if (to.device.isCPU())
+          return backends[from.device.index]->copyDeviceToHost(
+              from.device.index, const_cast<void *>(destination.host.data()), source.address,
+              bytes);
+        if (from.device == to.device)
+          return backends[to.device.index]->copyDeviceToDevice(to.device.index, destination.address,
+                                                               source.address, bytes);
+        return backends[to.device.index]->copyPeer(to.device.index, destination.address,
+                                                   from.device.index, source.address, bytes);
+      };
+      if (llvm::Error error = transfer())
+        return withContext(std::move(error), what);
+    }
+    // Temporaries whose last use this was give their memory back now.
+    llvm::Error released = llvm::Error::success();
+    forEachBufferOf(step, [&](BufferId id) {
+      BufferId base = storageOf[id];
+      if (!released && lastUse[base] == int(index))
+        released = run.release(base);
+    });
+    if (released)
+      return released;
+  }
+
+  std::vector<runtime::Tensor> outputs;
+  for (BufferId id : plan.buffersOfKind(BufferKind::Output)) {
+    const Buffer &buffer = plan.buffers[id];
+    const StateSlot &slot = run.slots[id];
+    if (buffer.device.isCPU()) {
+      outputs.push_back(runtime::Tensor::copyOf(buffer.dtype, run.shapes[id], slot.host.data()));
+      continue;
+    }
+    runtime::Tensor host = runtime::Tensor::zeros(buffer.dtype, run.shapes[id]);
+    if (llvm::Error error = backends[buffer.device.index]->copyDeviceToHost(
+            buffer.device.index, host.mutableData(), slot.address, run.bytes(id)))
+      return withContext(std::move(error), "output " + llvm::Twine(buffer.index + 1) + ": ");
+    outputs.push_back(std::move(host));
+  }
+  return outputs;
+}
+
+} // namespace modelc::cudaexec
