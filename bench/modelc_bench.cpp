@@ -1,0 +1,206 @@
+//===- modelc_bench.cpp - time compiled forwards of one model -------------===//
+//
+// The modelc side of bench/cpu_vs_pytorch.py. Compiles one entry fn once
+// (parse + check + mdl + lowering + JIT, timed as the cold compile), binds
+// the weights and one input, warms up, then answers commands on stdin so
+// the driver can interleave it with PyTorch:
+//
+//   time N    -> one line: N per-forward times in nanoseconds
+//   quit
+//
+// On start it prints one JSON line: compile time, the output file it wrote
+// (for the driver's parity check) and the thread count in use.
+//
+// Timed region: the compiled function itself, called through its packed
+// entry point with prebuilt descriptors and a preallocated output, as a
+// compiled `forward` would be called in a serving loop. Input checking and
+// output allocation (microseconds) happen once, outside.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/Executor.h"
+#include "jit/Jit.h"
+#include "mlirgen/MlirGen.h"
+#include "runtime/Npy.h"
+#include "sema/Compilation.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <dlfcn.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace modelc;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE.mdl"));
+cl::opt<std::string> modelOpt("model", cl::Required, cl::desc("Model to instantiate"));
+cl::opt<std::string> argsOpt("args", cl::desc("Model arguments, e.g. in=784,hidden=256,out=10"));
+cl::opt<std::string> weightsOpt("weights", cl::Required, cl::desc("Weights (.safetensors)"));
+cl::opt<std::string> inputOpt("input", cl::Required, cl::desc("Input (.npy)"));
+cl::opt<std::string> outputOpt("output", cl::desc("Write the output here (.npy)"));
+cl::opt<int> threadsOpt("threads", cl::init(1), cl::desc("OpenBLAS threads"));
+cl::opt<int> warmupOpt("warmup", cl::init(20), cl::desc("Untimed forwards after compiling"));
+cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"));
+cl::opt<bool> dynamicBatchOpt("dynamic-batch",
+                              cl::desc("Keep the batch dim dynamic (default: specialise)"));
+
+[[noreturn]] void fail(const llvm::Twine &message) {
+  llvm::errs() << "modelc-bench: " << message << "\n";
+  std::exit(1);
+}
+
+/// OpenBLAS reads its thread count once; set it through its own API (found
+/// at run time, so the harness does not depend on which OpenBLAS is loaded).
+void setBlasThreads(int threads) {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(threads);
+}
+
+int blasThreads() {
+  using GetThreads = int (*)();
+  if (auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+    return get();
+  return -1;
+}
+
+/// StridedMemRefType words for a contiguous tensor of any rank.
+std::vector<int64_t> descriptorWords(const void *data, llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> words = {int64_t(reinterpret_cast<intptr_t>(data)),
+                                int64_t(reinterpret_cast<intptr_t>(data)), 0};
+  words.insert(words.end(), shape.begin(), shape.end());
+  runtime::Shape strides = runtime::rowMajorStrides(shape);
+  words.insert(words.end(), strides.begin(), strides.end());
+  return words;
+}
+
+void printDiagnosticsAndFail(DiagnosticEngine &diags, const llvm::Twine &what) {
+  for (const Diagnostic &d : diags.diagnostics())
+    llvm::errs() << d.message << "\n";
+  fail(what);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "modelc-bench: time compiled forwards\n");
+  setBlasThreads(threadsOpt);
+
+  llvm::Expected<runtime::Tensor> input = runtime::readNpy(inputOpt);
+  if (!input)
+    fail(llvm::toString(input.takeError()));
+  llvm::Expected<runtime::SafeTensorsFile> weightsFile = runtime::SafeTensorsFile::open(weightsOpt);
+  if (!weightsFile)
+    fail(llvm::toString(weightsFile.takeError()));
+
+  // Cold compile: parse + check + instantiate + mdl + lowering + JIT.
+  auto compileStart = std::chrono::steady_clock::now();
+  Compilation compilation;
+  if (!compilation.addFile(fileOpt))
+    fail("cannot read " + fileOpt);
+  if (!compilation.check())
+    printDiagnosticsAndFail(compilation.diagnostics(), "the model does not check");
+  llvm::Expected<sema::Device> cpu = mlirgen::parseDevice("cpu");
+  if (!cpu)
+    fail(llvm::toString(cpu.takeError()));
+  llvm::Expected<mlirgen::ConcreteModel> model =
+      mlirgen::instantiateModel(*compilation.program(), modelOpt, argsOpt, *cpu);
+  if (!model)
+    fail(llvm::toString(model.takeError()));
+  DiagnosticEngine &diags = compilation.diagnostics();
+  std::vector<exec::EntryInput> inputs(1);
+  inputs[0].tensor = *input;
+  inputs[0].device = runtime::Device::cpu();
+  inputs[0].source = inputOpt;
+  std::optional<exec::BoundSignature> sig = exec::checkInputs(*model, "forward", inputs, diags);
+  if (!sig)
+    printDiagnosticsAndFail(diags, "the input does not fit the signature");
+  mlir::DialectRegistry registry;
+  jit::registerJitDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlirgen::DimBindings bindings;
+  if (!dynamicBatchOpt)
+    bindings = sig->dims;
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlirgen::buildModule(
+      context, *compilation.program(), compilation.sourceMgr(), *model, "forward", diags, bindings);
+  if (!module)
+    printDiagnosticsAndFail(diags, "cannot build the module");
+  jit::JitOptions jitOptions;
+  jitOptions.useBlas = !noBlasOpt;
+  llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
+      jit::JitModule::compile(*module, jitOptions);
+  if (!compiled)
+    fail(llvm::toString(compiled.takeError()));
+  llvm::Expected<jit::JitModule::PackedFunction> entry = (*compiled)->lookupPacked("forward");
+  if (!entry)
+    fail(llvm::toString(entry.takeError()));
+  double compileMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compileStart)
+          .count();
+
+  std::optional<runtime::LoadedWeights> weights =
+      exec::bindModelWeights(*model, *weightsFile, diags);
+  if (!weights)
+    printDiagnosticsAndFail(diags, "the weights do not fit the model");
+
+  // Arguments: state (state_dict order), the input, the output buffer.
+  std::vector<runtime::Tensor> keepAlive;
+  std::vector<std::vector<int64_t>> descriptors;
+  for (const sema::InstantiatedState &s : model->concrete.state) {
+    runtime::Tensor t = weights->find(s.name)->tensor.contiguous();
+    descriptors.push_back(descriptorWords(t.data(), t.shape()));
+    keepAlive.push_back(t);
+  }
+  runtime::Tensor in = input->contiguous();
+  descriptors.push_back(descriptorWords(in.data(), in.shape()));
+  runtime::Tensor output = runtime::Tensor::zeros(sig->resultDType, sig->resultShape);
+  descriptors.push_back(descriptorWords(output.mutableData(), output.shape()));
+  std::vector<void *> pointers, packed;
+  for (std::vector<int64_t> &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&p : pointers)
+    packed.push_back(&p);
+  auto forward = [&] { (*entry)(packed.data()); };
+
+  for (int i = 0; i < warmupOpt; ++i)
+    forward();
+  if (!outputOpt.empty())
+    if (llvm::Error err = runtime::writeNpy(outputOpt, output))
+      fail(llvm::toString(std::move(err)));
+  llvm::outs() << llvm::format("{\"compile_ms\": %.3f, \"blas_threads\": %d}\n", compileMs,
+                               blasThreads());
+  llvm::outs().flush();
+
+  std::string command;
+  std::vector<int64_t> times;
+  while (std::cin >> command) {
+    if (command == "quit")
+      break;
+    if (command != "time")
+      fail("unknown command '" + command + "'");
+    int count = 0;
+    std::cin >> count;
+    times.assign(size_t(std::max(count, 0)), 0);
+    for (int64_t &t : times) {
+      auto start = std::chrono::steady_clock::now();
+      forward();
+      t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+              .count();
+    }
+    for (size_t i = 0; i < times.size(); ++i)
+      llvm::outs() << (i ? " " : "") << times[i];
+    llvm::outs() << "\n";
+    llvm::outs().flush();
+  }
+  return 0;
+}
