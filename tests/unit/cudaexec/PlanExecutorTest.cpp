@@ -1,0 +1,397 @@
+//===- PlanExecutorTest.cpp - Running hand-written plans on emulated GPUs -===//
+
+#include "cudaexec/PlanExecutor.h"
+
+#include "runtime/cuda/emulator/Emulator.h"
+
+#include "llvm/Support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace modelc;
+using namespace modelc::cudaexec;
+using cudagen::Buffer;
+using cudagen::BufferId;
+using cudagen::BufferKind;
+using cudagen::DevicePlan;
+using cudagen::SizeExpr;
+
+namespace {
+
+/// Kernels of the plans below; every one follows the plan's calling
+/// convention (buffers as pointers, sizes as int64_t).
+const char *const kDevice0Source = R"(
+extern "C" __global__ void affine(const float *x, float *y, int64_t n) {
+  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 2.0f * x[i] + 1.0f;
+}
+extern "C" __global__ void scale(const float *x, const float *w, float *y, int64_t n,
+                                 int64_t width) {
+  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = x[i] * w[i % width];
+}
+extern "C" __global__ void oob_write(float *y) {
+  y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+extern "C" __global__ void deref(const int64_t *address, float *y) {
+  y[0] = *reinterpret_cast<const float *>(address[0]);
+}
+)";
+
+const char *const kDevice1Source = R"(
+extern "C" __global__ void square(const float *x, float *y, int64_t n) {
+  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = x[i] * x[i];
+}
+extern "C" __global__ void leak_address(const float *x, int64_t *address) {
+  address[0] = reinterpret_cast<int64_t>(x);
+}
+)";
+
+/// x + x on the cpu, as an outlined cpu region.
+const char *const kCpuModule = R"(
+func.func @twice(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %empty = tensor.empty(%n) : tensor<?x4xf32>
+  %sum = linalg.add ins(%x, %x : tensor<?x4xf32>, tensor<?x4xf32>)
+                    outs(%empty : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %sum : tensor<?x4xf32>
+}
+)";
+
+/// The text of `error`; empty for success.
+std::string failureText(llvm::Error error) {
+  std::string text;
+  std::optional<cuda::CudaErrorKind> kind = cuda::consumeCudaErrorKind(std::move(error), &text);
+  (void)kind;
+  return text;
+}
+
+class PlanExecutorTest : public ::testing::Test {
+protected:
+  PlanExecutorTest()
+      : emulator(cuda::EmulatorOptions{}), backend(cuda::makeEmulatorBackend(emulator)) {
+    plan.entry = "forward";
+    plan.devices.push_back({0, kDevice0Source, {}});
+    plan.devices.push_back({1, kDevice1Source, {}});
+  }
+
+  PlanOptions options() {
+    PlanOptions result;
+    result.backends = [this](int device) -> llvm::Expected<cuda::CudaBackend &> {
+      if (llvm::Error error = backend->checkDevice(device))
+        return error;
+      return *backend;
+    };
+    return result;
+  }
+
+  BufferId addBuffer(runtime::Device device, llvm::ArrayRef<SizeExpr> shape, BufferKind kind,
+                     unsigned index = 0, runtime::DType dtype = runtime::DType::F32) {
+    Buffer buffer;
+    buffer.id = BufferId(plan.buffers.size());
+    buffer.device = device;
+    buffer.dtype = dtype;
+    buffer.shape.assign(shape.begin(), shape.end());
+    buffer.kind = kind;
+    buffer.index = index;
+    buffer.name = "b" + std::to_string(buffer.id);
+    plan.buffers.push_back(buffer);
+    return buffer.id;
+  }
+
+  /// `x: f32[B, 4]` as input 0, with `B` bound from its dim 0.
+  BufferId addBatchInput(runtime::Device device) {
+    BufferId x = addBuffer(device, {SizeExpr::symbol("B"), 4}, BufferKind::Input);
+    plan.symbols.push_back({"B", x, 0});
+    return x;
+  }
+
+  void launch(int device, const std::string &kernel, SizeExpr threads,
+              std::vector<cudagen::KernelArg> args) {
+    cudagen::Launch step;
+    step.device = device;
+    step.kernel = kernel;
+    step.grid[0] = SizeExpr::ceilDiv(threads, 64);
+    step.block[0] = 64;
+    step.args = std::move(args);
+    plan.steps.push_back(step);
+  }
+
+  void mapKernelToSource(int device, const std::string &kernel, const std::string &line) {
+    for (cudagen::DeviceCode &code : plan.devices)
+      if (code.device == device) {
+        cudagen::KernelInfo info;
+        info.name = kernel;
+        info.category = "test";
+        info.sourceLines = {line};
+        code.kernels.push_back(info);
+      }
+  }
+
+  static runtime::Tensor batch(int64_t rows) {
+    runtime::Tensor x = runtime::Tensor::zeros(runtime::DType::F32, {rows, 4});
+    llvm::MutableArrayRef<float> values = x.mutableValues<float>();
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = float(i) * 0.5f - 1.0f;
+    return x;
+  }
+
+  cuda::Emulator emulator;
+  std::unique_ptr<cuda::CudaBackend> backend;
+  DevicePlan plan;
+};
+
+using cudagen::KernelArg;
+
+TEST_F(PlanExecutorTest, RunsAKernelForEveryBatchSizeWithOneCompile) {
+  runtime::Device gpu = runtime::Device::cuda(0);
+  BufferId x = addBatchInput(gpu);
+  BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  SizeExpr n = SizeExpr::symbol("B") * 4;
+  launch(0, "affine", n, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  for (int64_t rows : {3, 70}) {
+    runtime::Tensor input = batch(rows);
+    auto outputs = (*executor)->run({input});
+    ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+    ASSERT_EQ(outputs->size(), 1u);
+    runtime::Tensor &out = (*outputs)[0];
+    EXPECT_EQ(out.shape(), input.shape());
+    for (int64_t i = 0; i < out.numel(); ++i)
+      EXPECT_FLOAT_EQ(out.values<float>()[i], 2.0f * input.values<float>()[i] + 1.0f);
+    EXPECT_EQ(emulator.liveAllocations(), 0u) << "inputs and outputs are freed after the run";
+  }
+}
+
+TEST_F(PlanExecutorTest, StateIsCopiedOnceAndFreedWithTheExecutor) {
+  runtime::Device gpu = runtime::Device::cuda(0);
+  BufferId w = addBuffer(gpu, {4}, BufferKind::State);
+  plan.buffers[w].name = "weight";
+  BufferId x = addBatchInput(gpu);
+  BufferId t = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Temporary);
+  BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  SizeExpr n = SizeExpr::symbol("B") * 4;
+  launch(0, "scale", n,
+         {KernelArg::ofBuffer(x), KernelArg::ofBuffer(w), KernelArg::ofBuffer(t),
+          KernelArg::ofSize(n), KernelArg::ofSize(4)});
+  launch(0, "affine", n, {KernelArg::ofBuffer(t), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+
+  {
+    auto executor = PlanExecutor::compile(plan, options());
+    ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+    runtime::Tensor weight = runtime::Tensor::fromValues<float>({4}, {1, -1, 2, 0.5f});
+    auto missing = (*executor)->run({batch(2)});
+    EXPECT_NE(failureText(missing.takeError()).find("state is not bound"), std::string::npos);
+
+    runtime::Tensor wrong = runtime::Tensor::zeros(runtime::DType::F32, {5});
+    std::string text = failureText((*executor)->bindState({wrong}));
+    EXPECT_NE(text.find("state `weight` is f32[4] @ cuda:0, given f32[5] @ cpu"), std::string::npos)
+        << text;
+
+    ASSERT_EQ(failureText((*executor)->bindState({weight})), "");
+    EXPECT_EQ(emulator.liveAllocations(), 1u);
+    runtime::Tensor input = batch(3);
+    auto outputs = (*executor)->run({input});
+    ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+    const float scales[4] = {1, -1, 2, 0.5f};
+    for (int64_t i = 0; i < input.numel(); ++i)
+      EXPECT_FLOAT_EQ((*outputs)[0].values<float>()[i],
+                      2.0f * input.values<float>()[i] * scales[i % 4] + 1.0f);
+    EXPECT_EQ(emulator.liveAllocations(), 1u) << "only the state stays on the device";
+  }
+  EXPECT_EQ(emulator.liveAllocations(), 0u);
+}
+
+TEST_F(PlanExecutorTest, CopiesBetweenTheCpuAndTwoGpusAndCallsTheCpu) {
+  // cpu -> cuda:0 (affine) -> cuda:1 (square) -> cpu (twice).
+  runtime::Device cpu = runtime::Device::cpu();
+  BufferId x = addBatchInput(cpu);
+  auto rows = [] { return std::vector<SizeExpr>{SizeExpr::symbol("B"), 4}; };
+  BufferId x0 = addBuffer(runtime::Device::cuda(0), rows(), BufferKind::Temporary);
+  BufferId a0 = addBuffer(runtime::Device::cuda(0), rows(), BufferKind::Temporary);
+  BufferId a1 = addBuffer(runtime::Device::cuda(1), rows(), BufferKind::Temporary);
+  BufferId s1 = addBuffer(runtime::Device::cuda(1), rows(), BufferKind::Temporary);
+  BufferId s = addBuffer(cpu, rows(), BufferKind::Temporary);
+  BufferId y = addBuffer(cpu, rows(), BufferKind::Output);
+  SizeExpr n = SizeExpr::symbol("B") * 4;
+  plan.steps.push_back(cudagen::Copy{x, x0});
+  launch(0, "affine", n, {KernelArg::ofBuffer(x0), KernelArg::ofBuffer(a0), KernelArg::ofSize(n)});
+  plan.steps.push_back(cudagen::Copy{a0, a1});
+  launch(1, "square", n, {KernelArg::ofBuffer(a1), KernelArg::ofBuffer(s1), KernelArg::ofSize(n)});
+  plan.steps.push_back(cudagen::Copy{s1, s});
+  plan.steps.push_back(cudagen::CpuCall{"twice", {s}, {y}});
+  plan.cpuModule = kCpuModule;
+
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  runtime::Tensor input = batch(5);
+  auto outputs = (*executor)->run({input});
+  ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+  for (int64_t i = 0; i < input.numel(); ++i) {
+    float a = 2.0f * input.values<float>()[i] + 1.0f;
+    EXPECT_FLOAT_EQ((*outputs)[0].values<float>()[i], 2.0f * a * a);
+  }
+  EXPECT_EQ(emulator.liveAllocations(), 0u);
+}
+
+TEST_F(PlanExecutorTest, AnEmptyBatchLaunchesNothing) {
+  runtime::Device gpu = runtime::Device::cuda(0);
+  BufferId x = addBatchInput(gpu);
+  BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  SizeExpr n = SizeExpr::symbol("B") * 4;
+  launch(0, "affine", n, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  auto outputs = (*executor)->run({runtime::Tensor::zeros(runtime::DType::F32, {0, 4})});
+  ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+  EXPECT_EQ((*outputs)[0].numel(), 0);
+}
+
+TEST_F(PlanExecutorTest, AnOutOfBoundsWriteNamesTheKernelAndItsLine) {
+  runtime::Device gpu = runtime::Device::cuda(0);
+  BufferId x = addBatchInput(gpu);
+  BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  (void)x;
+  // 64 threads write into a buffer of B * 4 floats: no bounds check.
+  launch(0, "oob_write", 64, {KernelArg::ofBuffer(y)});
+  mapKernelToSource(0, "oob_write", "broken.mdl:7");
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  auto outputs = (*executor)->run({batch(2)});
+  ASSERT_FALSE(bool(outputs));
+  std::string text;
+  std::optional<cuda::CudaErrorKind> kind = cuda::consumeCudaErrorKind(outputs.takeError(), &text);
+  EXPECT_TRUE(kind == cuda::CudaErrorKind::OutOfBounds) << text;
+  EXPECT_NE(text.find("kernel 'oob_write' on cuda:0 wrote out of bounds"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; generated from broken.mdl:7"), std::string::npos) << text;
+  EXPECT_EQ(emulator.liveAllocations(), 0u) << "a failed run frees its buffers";
+
+  // The executor and the emulator carry on.
+  plan.steps.clear();
+  launch(0, "affine", 8, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(y), KernelArg::ofSize(8)});
+  auto fixed = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(fixed)) << llvm::toString(fixed.takeError());
+  auto rerun = (*fixed)->run({batch(2)});
+  EXPECT_TRUE(bool(rerun)) << failureText(rerun.takeError());
+}
+
+TEST_F(PlanExecutorTest, AKernelReadingAnotherGpusMemoryIsCaught) {
+  // cuda:1 publishes the address of its buffer; cuda:0 dereferences it.
+  BufferId x = addBuffer(runtime::Device::cuda(1), {4}, BufferKind::Input);
+  BufferId a1 =
+      addBuffer(runtime::Device::cuda(1), {1}, BufferKind::Temporary, 0, runtime::DType::I64);
+  BufferId a0 =
+      addBuffer(runtime::Device::cuda(0), {1}, BufferKind::Temporary, 0, runtime::DType::I64);
+  BufferId y = addBuffer(runtime::Device::cuda(0), {1}, BufferKind::Output);
+  launch(1, "leak_address", 1, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(a1)});
+  plan.steps.push_back(cudagen::Copy{a1, a0});
+  launch(0, "deref", 1, {KernelArg::ofBuffer(a0), KernelArg::ofBuffer(y)});
+  mapKernelToSource(0, "deref", "pipeline.mdl:25");
+
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  auto outputs = (*executor)->run({runtime::Tensor::zeros(runtime::DType::F32, {4})});
+  ASSERT_FALSE(bool(outputs));
+  std::string text;
+  std::optional<cuda::CudaErrorKind> kind = cuda::consumeCudaErrorKind(outputs.takeError(), &text);
+  EXPECT_TRUE(kind == cuda::CudaErrorKind::CrossDeviceAccess) << text;
+  EXPECT_NE(text.find("kernel 'deref' on cuda:0 read memory of cuda:1"), std::string::npos) << text;
+  EXPECT_NE(text.find("generated from pipeline.mdl:25"), std::string::npos) << text;
+  EXPECT_EQ(emulator.liveAllocations(), 0u);
+}
+
+TEST_F(PlanExecutorTest, MalformedPlansAreErrorsNotCrashes) {
+  BufferId x = addBatchInput(runtime::Device::cuda(0));
+  BufferId y = addBuffer(runtime::Device::cuda(1), {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  launch(0, "affine", 4, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(y), KernelArg::ofSize(4)});
+  auto crossDevice = PlanExecutor::compile(plan, options());
+  ASSERT_FALSE(bool(crossDevice));
+  EXPECT_NE(failureText(crossDevice.takeError())
+                .find("passes buffer 1 (b1) on cuda:1 to kernel `affine` on cuda:0"),
+            std::string::npos);
+
+  DevicePlan badId = plan;
+  std::get<cudagen::Launch>(badId.steps[0]).args[1] = KernelArg::ofBuffer(99);
+  auto outOfRange = PlanExecutor::compile(badId, options());
+  ASSERT_FALSE(bool(outOfRange));
+  EXPECT_NE(failureText(outOfRange.takeError()).find("names buffer 99 of 2"), std::string::npos);
+
+  DevicePlan cycle = plan;
+  cycle.buffers[1].viewOf = 1;
+  auto selfView = PlanExecutor::compile(cycle, options());
+  ASSERT_FALSE(bool(selfView));
+  EXPECT_NE(failureText(selfView.takeError()).find("is a view of itself"), std::string::npos);
+
+  DevicePlan noCode = plan;
+  noCode.devices.clear();
+  auto missingCode = PlanExecutor::compile(noCode, options());
+  ASSERT_FALSE(bool(missingCode));
+  EXPECT_NE(failureText(missingCode.takeError()).find("which has no code"), std::string::npos);
+
+  DevicePlan farDevice = plan;
+  farDevice.buffers[1].device = runtime::Device::cuda(5);
+  std::get<cudagen::Launch>(farDevice.steps[0]).args.pop_back();
+  std::get<cudagen::Launch>(farDevice.steps[0]).args.pop_back();
+  auto noSuchDevice = PlanExecutor::compile(farDevice, options());
+  ASSERT_FALSE(bool(noSuchDevice));
+  std::string text;
+  EXPECT_TRUE(cuda::consumeCudaErrorKind(noSuchDevice.takeError(), &text) ==
+              cuda::CudaErrorKind::NoSuchDevice);
+  EXPECT_NE(text.find("cuda:5 does not exist"), std::string::npos) << text;
+}
+
+TEST_F(PlanExecutorTest, AKernelThatDoesNotCompileKeepsTheCompilerLog) {
+  BufferId x = addBatchInput(runtime::Device::cuda(0));
+  BufferId y = addBuffer(runtime::Device::cuda(0), {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  launch(0, "affine", 4, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(y), KernelArg::ofSize(4)});
+  plan.devices[0].source = "extern \"C\" __global__ void affine(float *x) { undeclared(); }";
+  auto executor = PlanExecutor::compile(plan, options());
+  ASSERT_FALSE(bool(executor));
+  std::string text;
+  EXPECT_TRUE(cuda::consumeCudaErrorKind(executor.takeError(), &text) ==
+              cuda::CudaErrorKind::HostCompileFailed);
+  EXPECT_NE(text.find("undeclared"), std::string::npos) << text;
+}
+
+TEST(CudaDevicesTest, WithoutADriverTheMessageNamesBothWaysToEmulate) {
+  // Where a real driver is installed this machine can run on cuda:0.
+  setenv("MODELC_CUDA_DRIVER_LIBRARY", "libmodelc-no-such-driver.so.1", 1);
+  auto backend = backendFor(0, CudaMode::Driver);
+  ASSERT_FALSE(bool(backend));
+  std::string text;
+  std::optional<cuda::CudaErrorKind> kind = cuda::consumeCudaErrorKind(backend.takeError(), &text);
+  ASSERT_TRUE(kind == cuda::CudaErrorKind::DriverNotFound) << text;
+  EXPECT_TRUE(isDeviceUnavailable(*kind));
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "no CUDA driver found: cuda:0 needs an NVIDIA GPU (run with --cuda=emulate or "
+            "MODELC_CUDA=emulate to use the CPU emulator)");
+}
+
+TEST(CudaDevicesTest, ModesParseAndTheEmulatorKnowsItsDevices) {
+  EXPECT_TRUE(llvm::cantFail(parseCudaMode("emulate")) == CudaMode::Emulate);
+  EXPECT_TRUE(llvm::cantFail(parseCudaMode("driver")) == CudaMode::Driver);
+  auto bad = parseCudaMode("gpu");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "unknown CUDA mode 'gpu' (expected driver or emulate)");
+  auto second = backendFor(1, CudaMode::Emulate);
+  EXPECT_TRUE(bool(second)) << failureText(second.takeError());
+  auto beyond = backendFor(9, CudaMode::Emulate);
+  ASSERT_FALSE(bool(beyond));
+  std::string text;
+  EXPECT_TRUE(cuda::consumeCudaErrorKind(beyond.takeError(), &text) ==
+              cuda::CudaErrorKind::NoSuchDevice);
+  EXPECT_NE(text.find("cuda:9 does not exist"), std::string::npos) << text;
+}
+
+} // namespace
