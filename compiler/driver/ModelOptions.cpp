@@ -5,8 +5,10 @@
 #include "Commands.h"
 
 #include "diagnostics/TextRenderer.h"
+#include "runtime/Npy.h"
 #include "sema/CheckedProgram.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -74,6 +76,63 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
   }
   loaded.model = std::move(*model);
   return loaded;
+}
+
+std::optional<std::vector<exec::EntryInput>>
+readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color) {
+  llvm::Expected<runtime::Device> fallback = runtime::parseDevice(defaultDevice);
+  if (!fallback) {
+    reportDriverError(llvm::toString(fallback.takeError()), color);
+    return std::nullopt;
+  }
+  std::vector<exec::EntryInput> inputs;
+  for (const std::string &spec : specs) {
+    auto [path, placement] = llvm::StringRef(spec).rsplit('@');
+    exec::EntryInput input;
+    input.device = *fallback;
+    if (!placement.empty()) {
+      llvm::Expected<runtime::Device> device = runtime::parseDevice(placement);
+      if (!device) {
+        reportDriverError("--input " + spec + ": " + llvm::toString(device.takeError()), color);
+        return std::nullopt;
+      }
+      input.device = *device;
+    }
+    llvm::Expected<runtime::Tensor> tensor = runtime::readNpy(path);
+    if (!tensor) {
+      reportDriverError(llvm::toString(tensor.takeError()), color);
+      return std::nullopt;
+    }
+    input.tensor = std::move(*tensor);
+    input.source = path.str();
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
+int writeRunOutput(const runtime::Tensor &output, llvm::StringRef device, llvm::StringRef path,
+                   bool color) {
+  if (!path.empty()) {
+    if (llvm::Error err = runtime::writeNpy(path, output)) {
+      reportDriverError(llvm::toString(std::move(err)), color);
+      return ExitUsageOrIO;
+    }
+    return ExitClean;
+  }
+  llvm::outs() << runtime::formatTensorType(output.dtype(), output.shape()) << " @ " << device
+               << "\n";
+  int64_t shown = std::min<int64_t>(output.numel(), 16);
+  runtime::Shape index(output.rank(), 0);
+  for (int64_t i = 0; i < shown; ++i) {
+    llvm::outs() << (i ? " " : "") << llvm::format("%.6g", output.getAsDouble(index));
+    for (int64_t d = int64_t(output.rank()) - 1; d >= 0; --d) {
+      if (++index[d] < output.shape()[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  llvm::outs() << (output.numel() > shown ? " ...\n" : "\n");
+  return ExitClean;
 }
 
 } // namespace modelc::driver

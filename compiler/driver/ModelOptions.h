@@ -11,6 +11,7 @@
 
 #include "DriverOutput.h"
 
+#include "exec/Executor.h"
 #include "mlirgen/ModelArgs.h"
 #include "sema/Compilation.h"
 
@@ -45,6 +46,17 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
 
 /// Prints the diagnostics of `engine` (text, on stderr) and the summary line.
 void printDiagnostics(DiagnosticEngine &engine, const llvm::SourceMgr &sourceMgr, bool color);
+
+/// Reads each `--input FILE.npy[@DEVICE]` of `modelc run`; an input is on
+/// `defaultDevice` unless it names another. Reports the first unreadable
+/// file or bad device and returns nullopt (exit code 2).
+std::optional<std::vector<exec::EntryInput>>
+readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color);
+
+/// Writes `output` to `path` as .npy or, when `path` is empty, prints its
+/// type (as a tensor on `device`) and first values. Returns the exit code.
+int writeRunOutput(const runtime::Tensor &output, llvm::StringRef device, llvm::StringRef path,
+                   bool color);
 
 } // namespace modelc::driver
 

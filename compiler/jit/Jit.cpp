@@ -17,6 +17,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <mutex>
@@ -106,11 +108,11 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     return targetMachine.takeError();
 
   ExecutionEngineOptions engineOptions;
-  // ExecutionEngineOptions holds a function_ref: the transformer must outlive
-  // create().
+  // ExecutionEngineOptions holds a function_ref: the transformer must outlive create().
   std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(options.optLevel, 0, targetMachine->get());
   engineOptions.transformer = transformer;
+  engineOptions.enableObjectDump = options.keepObjectCode;
   std::unique_ptr<ExecutionEngine> engine;
   std::string createError;
   errors = captureDiagnostics(ctx, [&] {
@@ -145,6 +147,24 @@ llvm::Error JitModule::call(llvm::StringRef name, llvm::ArrayRef<void *> memrefs
   for (void *&descriptor : descriptors)
     packed.push_back(&descriptor);
   return engine->invokePacked((llvm::Twine("_mlir_ciface_") + name).str(), packed);
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+JitModule::objectCode(llvm::StringRef name) const {
+  // Compilation is lazy: looking the entry point up compiles the module.
+  if (llvm::Expected<void *> entry = lookup(name); !entry)
+    return entry.takeError();
+  // The engine hands its object cache out only as a file.
+  llvm::SmallString<128> path;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("modelc-jit", "o", path))
+    return makeError("modelc jit: cannot create a temporary file: " + ec.message());
+  llvm::FileRemover remover(path);
+  engine->dumpToObjectFile(path);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!object || (*object)->getBufferSize() == 0)
+    return makeError("modelc jit: no object code was kept (JitOptions::keepObjectCode)");
+  return std::move(*object);
 }
 
 llvm::Expected<void *> JitModule::lookup(llvm::StringRef name) const {

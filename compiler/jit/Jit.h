@@ -16,6 +16,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 
@@ -26,6 +27,8 @@ struct JitOptions {
   unsigned optLevel = 3;
   /// Call OpenBLAS for f32 matmul (otherwise plain loops).
   bool useBlas = true;
+  /// Keep the object code the JIT links, for objectCode().
+  bool keepObjectCode = false;
 };
 
 /// Registers every dialect, extension and LLVM translation the cpu pipeline
@@ -51,6 +54,11 @@ public:
 
   /// The address of the C entry point `_mlir_ciface_<name>`.
   llvm::Expected<void *> lookup(llvm::StringRef name) const;
+
+  /// The relocatable object (ELF on Linux) the JIT compiled and linked, with
+  /// the packed wrapper `_mlir__mlir_ciface_<name>` of every entry point;
+  /// `modelc build` stores it in artifacts. Needs JitOptions::keepObjectCode.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> objectCode(llvm::StringRef name) const;
 
   /// The packed wrapper of `_mlir_ciface_<name>`: it takes one pointer per
   /// argument, each pointing at a descriptor pointer (see call()). Looking it

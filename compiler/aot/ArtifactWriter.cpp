@@ -1,0 +1,210 @@
+//===- ArtifactWriter.cpp - Compile a model instance into a .mdlc ---------===//
+
+#include "aot/ArtifactWriter.h"
+
+#include "aot/ArtifactFormat.h"
+#include "exec/Executor.h"
+#include "jit/Jit.h"
+#include "mlirgen/MlirGen.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace modelc;
+using namespace modelc::aot;
+
+namespace {
+
+llvm::Error buildError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<SymbolicDim> symbolicDim(sema::Dim dim) {
+  SymbolicDim out;
+  for (const sema::Term &term : dim.terms()) {
+    DimTerm t{term.coeff, {}};
+    for (sema::AtomId atom : term.atoms) {
+      llvm::StringRef name = sema::atomName(atom);
+      // Opaque quotients (`(H - 1)/2`) have no value the loader can compute.
+      if (name.empty() || !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+        return buildError("dim `" + dim.str() +
+                          "` of an entry signature cannot be stored in an "
+                          "artifact yet");
+      t.symbols.push_back(name.str());
+    }
+    out.terms.push_back(std::move(t));
+  }
+  return out;
+}
+
+llvm::Expected<TensorSpec> tensorSpec(const sema::Type &type, llvm::StringRef name) {
+  if (!type.isTensor() || type.shape.hasPack())
+    return buildError("`" + name + "` (" + type.str() +
+                      ") is not a tensor an artifact's signature can hold");
+  TensorSpec spec;
+  spec.name = name.str();
+  spec.dtype = *runtime::dtypeFromName(ast::dtypeName(type.dtype));
+  llvm::Expected<runtime::Device> device = runtime::parseDevice(type.dev.str());
+  if (!device)
+    return device.takeError();
+  spec.device = *device;
+  spec.declared = type.str();
+  for (sema::Dim d : type.shape.dims) {
+    llvm::Expected<SymbolicDim> dim = symbolicDim(d);
+    if (!dim)
+      return dim.takeError();
+    spec.shape.push_back(std::move(*dim));
+  }
+  return spec;
+}
+
+/// The entry fn's signature; its packed C entry point is what
+/// mlir::ExecutionEngine generates for `_mlir_ciface_<fn>`.
+llvm::Expected<EntryFn> entrySignature(const sema::FnInfo &fn) {
+  EntryFn entry;
+  entry.name = fn.name;
+  entry.symbol = "_mlir__mlir_ciface_" + fn.name;
+  llvm::StringSet<> symbols;
+  for (const sema::FnParamInfo &p : fn.params) {
+    llvm::Expected<TensorSpec> spec = tensorSpec(p.type, p.name);
+    if (!spec)
+      return spec.takeError();
+    for (const SymbolicDim &d : spec->shape)
+      if (std::optional<llvm::StringRef> s = d.asSymbol())
+        symbols.insert(*s);
+    entry.params.push_back(std::move(*spec));
+  }
+  llvm::Expected<TensorSpec> result = tensorSpec(fn.result, "");
+  if (!result)
+    return result.takeError();
+  // The loader sizes the result from the inputs: each symbol must be bound.
+  for (const SymbolicDim &d : result->shape)
+    for (const DimTerm &t : d.terms)
+      for (const std::string &s : t.symbols)
+        if (!symbols.contains(s))
+          return buildError("the result dim `" + d.str() + "` of `" + fn.name +
+                            "` is not determined by its inputs");
+  entry.result = std::move(*result);
+  return entry;
+}
+
+/// The symbols `object` leaves undefined; refuses code that needs
+/// initialisers run (the loader only links).
+llvm::Expected<std::vector<std::string>> undefinedSymbols(const llvm::MemoryBuffer &object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+  if (!file)
+    return file.takeError();
+  for (const llvm::object::SectionRef &section : (*file)->sections()) {
+    llvm::Expected<llvm::StringRef> name = section.getName();
+    if (name && (name->starts_with(".init_array") || name->starts_with(".ctors") ||
+                 name->starts_with(".preinit_array")))
+      return buildError("the compiled code has static initialisers (" + *name +
+                        "), which artifacts cannot hold");
+    if (!name)
+      llvm::consumeError(name.takeError());
+  }
+  std::vector<std::string> symbols;
+  for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
+    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    if (!flags || !name)
+      return llvm::joinErrors(flags.takeError(), name.takeError());
+    if ((*flags & llvm::object::SymbolRef::SF_Undefined) && !name->empty())
+      symbols.push_back(name->str());
+  }
+  llvm::sort(symbols);
+  return symbols;
+}
+
+} // namespace
+
+llvm::Expected<std::optional<std::string>> aot::buildArtifact(const sema::CheckedProgram &program,
+                                                              const llvm::SourceMgr &sourceMgr,
+                                                              const mlirgen::ConcreteModel &model,
+                                                              const ArtifactBuildOptions &options,
+                                                              DiagnosticEngine &diags) {
+  for (const sema::Device &d : model.instance->devices)
+    if (d.kind != sema::Device::Kind::Cpu)
+      return buildError("artifacts for cuda devices are not supported yet (model '" +
+                        model.model().name + "' is placed on " + d.str() +
+                        "); build it with `--device cpu`");
+  for (const sema::InstantiatedState &s : model.concrete.state)
+    if (s.type.dev.kind != sema::Device::Kind::Cpu)
+      return buildError("artifacts for cuda devices are not supported yet (`" + s.name +
+                        "` lives on " + s.type.dev.str() + ")");
+
+  Artifact artifact;
+  artifact.writerVersion = modelcVersion().str();
+  artifact.target = TargetInfo::host();
+  artifact.modelName = model.model().name;
+  artifact.modelArgs = options.modelArgs;
+  artifact.modelDevice = options.modelDevice;
+
+  std::optional<std::vector<runtime::StateEntry>> state = exec::declaredState(model);
+  std::optional<runtime::LoadedWeights> weights;
+  if (options.weights) {
+    // Reports E0607, or E0601 for state whose shape is not concrete.
+    weights = exec::bindModelWeights(model, *options.weights, diags);
+    if (!weights)
+      return std::nullopt;
+  }
+  if (!state) {
+    diags.report(DiagId::UnsupportedOnCpu,
+                 model.model().decl ? model.model().decl->name.range : Range{},
+                 "state whose shape is not concrete");
+    return std::nullopt;
+  }
+  artifact.state = std::move(*state);
+
+  const sema::FnInfo *fn = model.findFn(options.fnName);
+  if (!fn) {
+    diags.report(DiagId::NoEntryFunction,
+                 model.model().decl ? model.model().decl->name.range : Range{}, model.model().name,
+                 options.fnName);
+    return std::nullopt;
+  }
+
+  mlir::DialectRegistry registry;
+  jit::registerJitDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags);
+  if (!module)
+    return std::nullopt;
+  llvm::Expected<EntryFn> entry = entrySignature(*fn);
+  if (!entry)
+    return entry.takeError();
+  artifact.fns.push_back(std::move(*entry));
+
+  jit::JitOptions jitOptions;
+  jitOptions.useBlas = options.useBlas;
+  jitOptions.keepObjectCode = true;
+  llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
+      jit::JitModule::compile(*module, jitOptions);
+  if (!compiled)
+    return compiled.takeError();
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      (*compiled)->objectCode(options.fnName);
+  if (!object)
+    return object.takeError();
+  llvm::Expected<std::vector<std::string>> undefined = undefinedSymbols(**object);
+  if (!undefined)
+    return undefined.takeError();
+  artifact.runtimeSymbols = std::move(*undefined);
+  artifact.object = (*object)->getBuffer();
+
+  std::string weightBytes;
+  if (weights) {
+    std::vector<runtime::NamedTensor> tensors;
+    for (const runtime::BoundState &b : weights->bindings())
+      tensors.push_back({b.declared.name, b.tensor});
+    llvm::Expected<std::string> bytes = runtime::serializeSafeTensors(tensors);
+    if (!bytes)
+      return bytes.takeError();
+    weightBytes = std::move(*bytes);
+    artifact.weights = weightBytes;
+  }
+  return std::optional<std::string>(serializeArtifact(artifact));
+}

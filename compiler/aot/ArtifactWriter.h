@@ -1,0 +1,46 @@
+//===- ArtifactWriter.h - Compile a model instance into a .mdlc -*- C++ -*-===//
+//
+// `modelc build --emit=mdlc`: builds the mdl module of one entry fn (its
+// symbolic dims, the batch `B`, stay dynamic), compiles it with the JIT's own
+// pipeline, target machine and O3 (jit::JitModule, so the code is the JIT's
+// code) and stores the object code it produced together with the fn's
+// signature, the parameter layout, the target and, optionally, the weights.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_AOT_ARTIFACTWRITER_H
+#define MODELC_AOT_ARTIFACTWRITER_H
+
+#include "mlirgen/ModelArgs.h"
+
+#include "diagnostics/DiagnosticEngine.h"
+#include "runtime/SafeTensors.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace modelc::aot {
+
+struct ArtifactBuildOptions {
+  std::string fnName = "forward";
+  bool useBlas = true;
+  /// `--args` and `--device` as given, recorded for `modelc run` messages.
+  std::string modelArgs;
+  std::string modelDevice = "cpu";
+  /// Weights to build in; they must fit the model (E0607).
+  const runtime::SafeTensorsFile *weights = nullptr;
+};
+
+/// The bytes of the artifact. Problems with the model are diagnostics
+/// (E0601, E0607) after which nullopt is returned; failures outside the model
+/// (a cuda device, code generation) are Errors.
+llvm::Expected<std::optional<std::string>> buildArtifact(const sema::CheckedProgram &program,
+                                                         const llvm::SourceMgr &sourceMgr,
+                                                         const mlirgen::ConcreteModel &model,
+                                                         const ArtifactBuildOptions &options,
+                                                         DiagnosticEngine &diags);
+
+} // namespace modelc::aot
+
+#endif // MODELC_AOT_ARTIFACTWRITER_H

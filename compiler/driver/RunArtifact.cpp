@@ -1,0 +1,141 @@
+//===- RunArtifact.cpp - `modelc run net.mdlc` ----------------------------===//
+
+#include "RunArtifact.h"
+
+#include "Commands.h"
+#include "DriverOutput.h"
+#include "ModelOptions.h"
+
+#include "aot/ArtifactLoader.h"
+#include "diagnostics/TextRenderer.h"
+#include "runtime/Npy.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace modelc::driver {
+
+namespace {
+
+/// Prints `error[CODE]: headline` as the diagnostics renderer does, but with
+/// no source snippet to show, then the notes and the summary line.
+void reportCodedError(llvm::StringRef code, llvm::StringRef headline,
+                      llvm::ArrayRef<std::string> notes, bool color) {
+  llvm::raw_ostream &os = llvm::errs();
+  llvm::ColorMode mode = color ? llvm::ColorMode::Enable : llvm::ColorMode::Disable;
+  llvm::WithColor(os, llvm::raw_ostream::RED, /*Bold=*/true, /*BG=*/false, mode)
+      << "error[" << code << "]";
+  llvm::WithColor(os, llvm::raw_ostream::SAVEDCOLOR, /*Bold=*/true, /*BG=*/false, mode)
+      << ": " << headline;
+  os << "\n";
+  for (const std::string &note : notes)
+    os << "  = note: " << note << "\n";
+  renderSummary(1, 0, os, color);
+}
+
+} // namespace
+
+int runArtifact(const ArtifactRun &run) {
+  if (!run.compileOptionsGiven.empty()) {
+    reportDriverError(llvm::join(run.compileOptionsGiven, ", ") +
+                          " name a model to compile, but '" + run.file +
+                          "' is compiled already; leave them out",
+                      run.color);
+    return ExitUsageOrIO;
+  }
+  llvm::Expected<std::unique_ptr<aot::LoadedArtifact>> loaded = aot::LoadedArtifact::load(run.file);
+  if (!loaded) {
+    int exitCode = ExitErrorsFound;
+    llvm::handleAllErrors(
+        loaded.takeError(),
+        [&](const aot::ArtifactError &refused) { reportDriverError(refused.message, run.color); },
+        [&](const llvm::ErrorInfoBase &unreadable) {
+          exitCode = ExitUsageOrIO;
+          reportDriverError(unreadable.message(), run.color);
+        });
+    return exitCode;
+  }
+  const aot::LoadedArtifact &artifact = **loaded;
+
+  std::optional<std::vector<exec::EntryInput>> inputs =
+      readEntryInputs(run.inputs, run.defaultDevice, run.color);
+  if (!inputs)
+    return ExitUsageOrIO;
+
+  std::optional<runtime::LoadedWeights> weights;
+  llvm::Error bindError = llvm::Error::success();
+  std::string weightsName = run.weights;
+  if (!run.weights.empty()) {
+    llvm::Expected<runtime::SafeTensorsFile> file = runtime::SafeTensorsFile::open(run.weights);
+    if (!file) {
+      reportDriverError(llvm::toString(file.takeError()), run.color);
+      return ExitUsageOrIO;
+    }
+    llvm::Expected<runtime::LoadedWeights> bound = artifact.bindWeights(*file);
+    if (bound)
+      weights = std::move(*bound);
+    else
+      bindError = bound.takeError();
+  } else if (artifact.hasEmbeddedWeights()) {
+    weightsName = artifact.name().str() + " (built in)";
+    llvm::Expected<runtime::LoadedWeights> bound = artifact.embeddedWeights();
+    if (bound)
+      weights = std::move(*bound);
+    else
+      bindError = bound.takeError();
+  } else if (!artifact.stateLayout().empty()) {
+    reportDriverError("model '" + artifact.contents().modelName + "' has " +
+                          std::to_string(artifact.stateLayout().size()) +
+                          " param(s) and buffer(s) and " + artifact.name() +
+                          " holds no weights; give them with `--weights FILE`",
+                      run.color);
+    return ExitUsageOrIO;
+  } else {
+    weights.emplace();
+  }
+  if (!weights) {
+    // As E0607 on the JIT path, without the model's source to point at.
+    std::vector<std::string> notes;
+    llvm::handleAllErrors(std::move(bindError), [&](const llvm::ErrorInfoBase &problem) {
+      notes.push_back(problem.message());
+    });
+    notes.push_back("nothing was loaded");
+    reportCodedError("E0607",
+                     "the weights in `" + weightsName + "` do not fit model `" +
+                         artifact.contents().modelName + "` (layout stored in " +
+                         artifact.name().str() + ")",
+                     notes, run.color);
+    return ExitErrorsFound;
+  }
+  llvm::consumeError(std::move(bindError));
+
+  // Each tensor carries the device its input was placed on.
+  std::vector<runtime::Tensor> tensors;
+  std::vector<std::string> labels;
+  for (const exec::EntryInput &in : *inputs) {
+    const runtime::Tensor &t = in.tensor;
+    tensors.push_back(in.device == t.device()
+                          ? t
+                          : runtime::Tensor::borrow(t.dtype(), t.shape(), t.data(),
+                                                    std::make_shared<runtime::Tensor>(t),
+                                                    in.device));
+    labels.push_back(in.source);
+  }
+  llvm::Expected<runtime::Tensor> output = artifact.call(run.fn, *weights, tensors, labels);
+  if (!output) {
+    llvm::handleAllErrors(
+        output.takeError(),
+        [&](const aot::InputMismatchError &mismatch) {
+          reportCodedError(mismatch.code, mismatch.message, mismatch.notes, run.color);
+        },
+        [&](const llvm::ErrorInfoBase &failure) {
+          reportDriverError(failure.message(), run.color);
+        });
+    return ExitErrorsFound;
+  }
+  return writeRunOutput(*output, artifact.findFn(run.fn)->result.device.str(), run.output,
+                        run.color);
+}
+
+} // namespace modelc::driver

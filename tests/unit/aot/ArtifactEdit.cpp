@@ -1,0 +1,68 @@
+//===- ArtifactEdit.cpp - Damage or retarget a .mdlc file for tests -------===//
+//
+//   modelc-artifact-edit IN -o OUT [--format-version=N] [--triple=T]
+//                        [--add-feature=F] [--truncate=N] [--flip=OFFSET]
+//
+// --format-version, --triple and --add-feature rewrite the artifact and give
+// it a valid checksum, so the loader's version and host checks are what
+// refuses it; --truncate and --flip damage the bytes as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "aot/ArtifactFormat.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+using namespace modelc::aot;
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required, cl::desc("IN"));
+static cl::opt<std::string> outputPath("o", cl::Required, cl::desc("OUT"));
+static cl::opt<unsigned> formatVersion("format-version", cl::desc("Write this format version"));
+static cl::opt<std::string> triple("triple", cl::desc("Claim this target triple"));
+static cl::list<std::string> addFeatures("add-feature", cl::desc("Claim this CPU feature"));
+static cl::opt<long long> truncateTo("truncate", cl::init(-1), cl::desc("Keep this many bytes"));
+static cl::opt<long long> flipAt("flip", cl::init(-1), cl::desc("Invert the byte at OFFSET"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "modelc-artifact-edit: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "Edit a .mdlc artifact for tests\n");
+  auto input = llvm::MemoryBuffer::getFile(inputPath, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!input)
+    return fail("cannot read " + inputPath + ": " + input.getError().message());
+  std::string bytes = (*input)->getBuffer().str();
+
+  bool rewrite = formatVersion.getNumOccurrences() || !triple.empty() || !addFeatures.empty();
+  if (rewrite) {
+    llvm::Expected<Artifact> artifact = parseArtifact(bytes, inputPath);
+    if (!artifact)
+      return fail(llvm::toString(artifact.takeError()));
+    if (!triple.empty())
+      artifact->target.triple = triple;
+    for (const std::string &f : addFeatures)
+      artifact->target.features.push_back(f);
+    bytes = serializeArtifact(*artifact, formatVersion.getNumOccurrences() ? unsigned(formatVersion)
+                                                                           : kFormatVersion);
+  }
+  if (truncateTo >= 0 && size_t(truncateTo) < bytes.size())
+    bytes.resize(size_t(truncateTo));
+  if (flipAt >= 0) {
+    if (size_t(flipAt) >= bytes.size())
+      return fail("--flip=" + llvm::Twine(flipAt) + " is past the end");
+    bytes[size_t(flipAt)] = char(~bytes[size_t(flipAt)]);
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(outputPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + outputPath + ": " + ec.message());
+  out << bytes;
+  return 0;
+}
