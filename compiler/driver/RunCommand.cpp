@@ -24,75 +24,55 @@ namespace cl = llvm::cl;
 
 namespace modelc::driver {
 
-cl::SubCommand
-    runCommand("run",
-               "Run a model's entry fn on the cpu with weights and inputs");
+cl::SubCommand runCommand("run", "Run a model's entry fn on the cpu with weights and inputs");
 
 namespace {
 
-cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE"),
+cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE"), cl::sub(runCommand),
+                             cl::cat(driverCategory()));
+cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"), cl::desc("The model to run"),
+                              cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
+                             cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
                              cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
-                              cl::desc("The model to run"), cl::sub(runCommand),
-                              cl::cat(driverCategory()));
-cl::opt<std::string>
-    argsOpt("args", cl::value_desc("NAME=VALUE,..."),
-            cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
-            cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string>
-    deviceOpt("device", cl::value_desc("DEVICE"),
-              cl::desc("Device for every device parameter and, unless an input "
-                       "says otherwise, the inputs (default cpu)"),
-              cl::init("cpu"), cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string> fnOpt("fn", cl::value_desc("NAME"),
-                           cl::desc("Entry fn (default forward)"),
-                           cl::init("forward"), cl::sub(runCommand),
-                           cl::cat(driverCategory()));
-cl::opt<std::string>
-    weightsOpt("weights", cl::value_desc("FILE.safetensors"),
-               cl::desc("Every param and buffer, by state_dict name (needed "
-                        "unless the model has no state)"),
-               cl::sub(runCommand), cl::cat(driverCategory()));
-cl::list<std::string>
-    inputOpts("input", cl::value_desc("FILE.npy[@DEVICE]"),
-              cl::desc("One input of the entry fn, in order; repeat for each"),
-              cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string>
-    outputOpt("output", cl::value_desc("FILE.npy"),
-              cl::desc("Write the result here (default: print a summary)"),
-              cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<bool>
-    noBlasOpt("no-blas",
-              cl::desc("Lower f32 matmul to loops instead of OpenBLAS"),
-              cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> deviceOpt("device", cl::value_desc("DEVICE"),
+                               cl::desc("Device for every device parameter and, unless an input "
+                                        "says otherwise, the inputs (default cpu)"),
+                               cl::init("cpu"), cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> fnOpt("fn", cl::value_desc("NAME"), cl::desc("Entry fn (default forward)"),
+                           cl::init("forward"), cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> weightsOpt("weights", cl::value_desc("FILE.safetensors"),
+                                cl::desc("Every param and buffer, by state_dict name (needed "
+                                         "unless the model has no state)"),
+                                cl::sub(runCommand), cl::cat(driverCategory()));
+cl::list<std::string> inputOpts("input", cl::value_desc("FILE.npy[@DEVICE]"),
+                                cl::desc("One input of the entry fn, in order; repeat for each"),
+                                cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> outputOpt("output", cl::value_desc("FILE.npy"),
+                               cl::desc("Write the result here (default: print a summary)"),
+                               cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"),
+                        cl::sub(runCommand), cl::cat(driverCategory()));
 cl::list<std::string> importDirs("I", cl::Prefix, cl::value_desc("DIR"),
-                                 cl::desc("Search DIR for imported modules"),
-                                 cl::sub(runCommand),
+                                 cl::desc("Search DIR for imported modules"), cl::sub(runCommand),
                                  cl::cat(driverCategory()));
 cl::opt<std::string> stdlibOpt("stdlib", cl::value_desc("DIR"),
-                               cl::desc("Where `import std.*` is found"),
-                               cl::sub(runCommand), cl::cat(driverCategory()));
+                               cl::desc("Where `import std.*` is found"), cl::sub(runCommand),
+                               cl::cat(driverCategory()));
 cl::opt<ColorChoice>
     colorOpt("color", cl::desc("When to colour diagnostics"),
-             cl::values(clEnumValN(ColorChoice::Auto, "auto",
-                                   "when stderr is a terminal"),
+             cl::values(clEnumValN(ColorChoice::Auto, "auto", "when stderr is a terminal"),
                         clEnumValN(ColorChoice::Always, "always", "always"),
                         clEnumValN(ColorChoice::Never, "never", "never")),
-             cl::init(ColorChoice::Auto), cl::sub(runCommand),
-             cl::cat(driverCategory()));
+             cl::init(ColorChoice::Auto), cl::sub(runCommand), cl::cat(driverCategory()));
 
 } // namespace
 
 int runRun() {
   if (isArtifactPath(fileOpt)) {
-    ArtifactRun run{fileOpt,
-                    fnOpt,
-                    weightsOpt,
-                    inputOpts,
-                    deviceOpt,
-                    outputOpt,
-                    shouldColorStderr(colorOpt),
-                    {}};
+    ArtifactRun run{
+        fileOpt, fnOpt, weightsOpt, inputOpts, deviceOpt, outputOpt, shouldColorStderr(colorOpt),
+        {}};
     const std::pair<const char *, bool> compileOnly[] = {
         {"--model", modelOpt.getNumOccurrences()},
         {"--args", argsOpt.getNumOccurrences()},
@@ -108,8 +88,7 @@ int runRun() {
                        fnOpt,   importDirs, stdlibOpt, colorOpt};
   bool color = shouldColorStderr(colorOpt);
   int exitCode = ExitClean;
-  std::optional<LoadedModel> loaded =
-      loadModel(options, /*needModel=*/true, exitCode);
+  std::optional<LoadedModel> loaded = loadModel(options, /*needModel=*/true, exitCode);
   if (!loaded)
     return exitCode;
   Compilation &compilation = *loaded->compilation;
@@ -125,17 +104,15 @@ int runRun() {
   std::optional<runtime::LoadedWeights> weights;
   if (weightsOpt.empty()) {
     if (!model.concrete.state.empty()) {
-      reportDriverError(
-          "model '" + model.model().name + "' has " +
-              std::to_string(model.concrete.state.size()) +
-              " param(s) and buffer(s); give them with `--weights FILE`",
-          color);
+      reportDriverError("model '" + model.model().name + "' has " +
+                            std::to_string(model.concrete.state.size()) +
+                            " param(s) and buffer(s); give them with `--weights FILE`",
+                        color);
       return ExitUsageOrIO;
     }
     weights.emplace();
   } else {
-    llvm::Expected<runtime::SafeTensorsFile> file =
-        runtime::SafeTensorsFile::open(weightsOpt);
+    llvm::Expected<runtime::SafeTensorsFile> file = runtime::SafeTensorsFile::open(weightsOpt);
     if (!file) {
       reportDriverError(llvm::toString(file.takeError()), color);
       return ExitUsageOrIO;
@@ -149,8 +126,8 @@ int runRun() {
     runOptions.fnName = fnOpt;
     runOptions.useBlas = !noBlasOpt;
     llvm::Expected<std::optional<runtime::Tensor>> result =
-        exec::runModel(*compilation.program(), compilation.sourceMgr(), model,
-                       *weights, *inputs, runOptions, diags);
+        exec::runModel(*compilation.program(), compilation.sourceMgr(), model, *weights, *inputs,
+                       runOptions, diags);
     if (!result) {
       reportDriverError(llvm::toString(result.takeError()), color);
       return ExitErrorsFound;
