@@ -196,6 +196,7 @@ public:
   }
 
   GeneratedKernel finish(llvm::StringRef comment) {
+    dropUnusedLocals();
     std::string source;
     llvm::raw_string_ostream os(source);
     os << "// " << result.info.name << ": " << comment << "\n";
@@ -212,6 +213,49 @@ public:
     os << llvm::join(all, ", ") << ") {\n" << body << "}\n";
     result.source = source;
     return result;
+  }
+
+  /// Coordinates are declared for every dim, but an expression reads only
+  /// some: drop the declarations nothing reads (no unused-variable warnings).
+  void dropUnusedLocals() {
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(body).split(lines, '\n');
+    std::vector<std::string> kept(lines.begin(), lines.end());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        llvm::StringRef line = llvm::StringRef(kept[i]).trim();
+        if (!line.consume_front("const int64_t ") && !line.consume_front("int64_t "))
+          continue;
+        std::string name =
+            line.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; }).str();
+        auto mentions = [&](llvm::StringRef text) {
+          for (size_t at = text.find(name); at != llvm::StringRef::npos;
+               at = text.find(name, at + 1)) {
+            bool startOk = at == 0 || !(llvm::isAlnum(text[at - 1]) || text[at - 1] == '_');
+            size_t end = at + name.size();
+            bool endOk = end >= text.size() || !(llvm::isAlnum(text[end]) || text[end] == '_');
+            if (startOk && endOk)
+              return true;
+          }
+          return false;
+        };
+        // `rest /= extent;` updates a variable without reading it for anyone.
+        auto isUpdate = [&](llvm::StringRef text) {
+          return text.trim().starts_with(name + " /= ");
+        };
+        bool used = false;
+        for (size_t j = 0; j < kept.size() && !used; ++j)
+          used = j != i && !isUpdate(kept[j]) && mentions(kept[j]);
+        if (!used) {
+          kept.erase(kept.begin() + i);
+          llvm::erase_if(kept, [&](const std::string &l) { return isUpdate(l); });
+          changed = true;
+          break;
+        }
+      }
+    }
+    body = llvm::join(kept, "\n");
   }
 
   static std::string wrap(const std::string &text) {
@@ -316,6 +360,8 @@ private:
         return llvm::formatv("{0} > 0 ? {0} : 0", x).str();
       if (op == "neg")
         return "-" + x;
+      if (op == "not")
+        return "!" + x;
       if (op == "abs")
         return llvm::formatv("{0} < 0 ? -{0} : {0}", x).str();
       // Transcendentals of integers go through double.
@@ -337,6 +383,8 @@ private:
       return llvm::formatv("{0} / ({0} + {1}(-{2}))", lit(1), fn("exp"), x).str();
     if (op == "neg")
       return "-" + x;
+    if (op == "not")
+      return "!" + x;
     if (op == "abs")
       return fn("fabs") + "(" + x + ")";
     return fn(op) + "(" + x + ")"; // tanh exp log sqrt
@@ -348,6 +396,11 @@ private:
         {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
     if (const char *symbol = infix.lookup(op))
       return llvm::formatv("{0} {1} {2}", a, symbol, b).str();
+    if (op == "and" || op == "or")
+      return llvm::formatv("{0} {1} {2}", a, op == "and" ? "&&" : "||", b).str();
+    if (op == "rem") // Python's %: the sign of the divisor; integer x % 0 is 0
+      return isFloat(t) ? llvm::formatv("mdl_rem({0}, {1})", a, b).str()
+                        : llvm::formatv("({0})mdl_irem({1}, {2})", cType(t), a, b).str();
     if (op == "pow")
       return isFloat(t) ? llvm::formatv("{0}({1}, {2})", mathFn("pow", t), a, b).str()
                         : llvm::formatv("({0})mdl_ipow({1}, {2})", cType(t), a, b).str();
@@ -436,6 +489,22 @@ static __device__ __forceinline__ float mdl_randn(uint32_t seed, int64_t index) 
   float radius = sqrtf(-2.0f * logf(mdl_uniform(mdl_hash32(twice ^ seed))));
   float angle = 6.28318530717958647692f * mdl_uniform(mdl_hash32((twice | 1u) ^ seed));
   return radius * cosf(angle);
+}
+
+// Python's % (the result has the sign of the divisor); integer x % 0 is 0.
+static __device__ __forceinline__ int64_t mdl_irem(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+static __device__ __forceinline__ float mdl_rem(float a, float b) {
+  float r = fmodf(a, b);
+  return r != 0.0f && ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
+}
+static __device__ __forceinline__ double mdl_rem(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0.0 && ((r < 0.0) != (b < 0.0)) ? r + b : r;
 }
 
 struct MdlSum {
@@ -996,9 +1065,11 @@ GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogi
   w.line("// one warp per row (sample), the block's warps stride over the rows");
   w.line(llvm::formatv("const int64_t N = {0}, C = {1};", w.size(input.shape[0]),
                        w.size(input.shape[1])));
-  w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
   w.line("const int lane = threadIdx.x % 32, warps = blockDim.x / 32;");
-  w.line(llvm::formatv("{0} weighted = 0, weights = 0;", type));
+  if (!none) {
+    w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
+    w.line(llvm::formatv("{0} weighted = 0, weights = 0;", type));
+  }
   w.line("for (int64_t n = threadIdx.x / 32; n < N; n += warps) {");
   w.line(llvm::formatv("  const {0} *x = {1} + n * C;", type, in));
   w.line(llvm::formatv("  const int64_t target = mdl_clamp_index((int64_t){0}[n], C);", targets));

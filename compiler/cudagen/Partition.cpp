@@ -642,7 +642,8 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
                 mlir::mdl::PowOp, mlir::mdl::MaxOp, mlir::mdl::MinOp, mlir::mdl::CmpOp,
                 mlir::mdl::WhereOp, mlir::mdl::ReluOp, mlir::mdl::GeluOp, mlir::mdl::SiluOp,
                 mlir::mdl::TanhOp, mlir::mdl::SigmoidOp, mlir::mdl::ExpOp, mlir::mdl::LogOp,
-                mlir::mdl::SqrtOp, mlir::mdl::NegOp, mlir::mdl::AbsOp, mlir::mdl::CastOp>(op))
+                mlir::mdl::SqrtOp, mlir::mdl::NegOp, mlir::mdl::AbsOp, mlir::mdl::CastOp>(op) ||
+      llvm::is_contained({"rem", "and", "or", "not"}, op->getName().stripDialect()))
     return planElementwise(op);
 
   return llvm::TypeSwitch<mlir::Operation *, llvm::Error>(op)
@@ -1014,9 +1015,9 @@ llvm::Expected<DevicePlan> Planner::run() {
   for (mlir::Operation &op : entry.getOperations()) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
       if (llvm::Error err = flushCpuRegion())
-        return std::move(err);
+        return err;
       if (llvm::Error err = planReturn(ret))
-        return std::move(err);
+        return err;
       continue;
     }
     if (op.getNumResults() != 1 || !mlir::isa<mlir::RankedTensorType>(op.getResult(0).getType())) {
@@ -1036,9 +1037,9 @@ llvm::Expected<DevicePlan> Planner::run() {
     result.shape = std::move(*shape);
     if (auto transfer = mlir::dyn_cast<mlir::mdl::TransferOp>(op)) {
       if (llvm::Error err = flushCpuRegion())
-        return std::move(err);
+        return err;
       if (llvm::Error err = planTransfer(transfer))
-        return std::move(err);
+        return err;
       continue;
     }
     if (result.device.isCPU()) {
@@ -1046,7 +1047,7 @@ llvm::Expected<DevicePlan> Planner::run() {
       continue;
     }
     if (llvm::Error err = flushCpuRegion())
-      return std::move(err);
+      return err;
     for (mlir::Value operand : op.getOperands())
       if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(operand.getType()))
         if (std::optional<DType> dt = dtypeOf(t); dt && !supportsDType(*dt))
@@ -1060,7 +1061,7 @@ llvm::Expected<DevicePlan> Planner::run() {
         op.getNumOperands() > 0)
       return fail(&op, "creating a tensor with a dynamic shape on cuda is not supported yet");
     if (llvm::Error err = planCudaOp(&op))
-      return std::move(err);
+      return err;
     // A pending value with several uses is computed once, now.
     ValueInfo &planned = info(op.getResult(0));
     bool isView = planned.pending && !planned.producer && planned.pending->kind == Expr::Kind::Load;
