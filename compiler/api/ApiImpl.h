@@ -19,6 +19,10 @@
 #include <mutex>
 #include <optional>
 
+namespace modelc::aot {
+class LoadedArtifact;
+}
+
 namespace modelc::api {
 
 struct Tensor::Impl {
@@ -33,6 +37,9 @@ struct Program::Impl {
 };
 
 struct Model::Impl {
+  /// A model loaded from a .mdlc artifact (ApiArtifact.cpp) has no program:
+  /// its signature, code and layout come from the artifact.
+  std::shared_ptr<const aot::LoadedArtifact> artifact;
   std::shared_ptr<Program::Impl> program;
   mlirgen::ConcreteModel model;
   Device device;
@@ -45,7 +52,19 @@ struct Function::Impl {
   std::shared_ptr<Program::Impl> program;
   std::unique_ptr<exec::CompiledModel> compiled;
   EntryPoint signature;
+  /// For an artifact's fn: the artifact and the weights it runs with.
+  std::shared_ptr<const aot::LoadedArtifact> artifact;
+  std::optional<runtime::LoadedWeights> artifactWeights;
 };
+
+// Models loaded from .mdlc artifacts (ApiArtifact.cpp; only in builds that
+// have the artifact loader, MODELC_HAVE_AOT).
+std::string artifactModelName(const Model::Impl &model);
+std::vector<EntryPoint> artifactEntryPoints(const Model::Impl &model);
+std::vector<StateEntry> artifactState(const Model::Impl &model);
+Status bindArtifactWeights(Model::Impl &model, const runtime::SafeTensorsFile &file);
+Result<Function> compileArtifactFn(const Model::Impl &model, const std::string &fn);
+Result<Tensor> callArtifactFn(const Function::Impl &function, const std::vector<Tensor> &inputs);
 
 /// The diagnostics `engine` holds, resolved against `program`'s sources
 /// (under its mutex), in source order; the engine is left empty.

@@ -191,11 +191,21 @@ Result<Model> Program::instantiate(const std::string &name, Device device,
 
 Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-std::string Model::name() const { return impl_->model.model().name; }
+std::string Model::name() const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return artifactModelName(*impl_);
+#endif
+  return impl_->model.model().name;
+}
 
 Device Model::device() const { return impl_->device; }
 
 std::vector<EntryPoint> Model::entryPoints() const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return artifactEntryPoints(*impl_);
+#endif
   std::vector<EntryPoint> result;
   for (const sema::FnInfo &fn : impl_->model.concrete.fns)
     result.push_back(fromInternal(fn));
@@ -203,6 +213,10 @@ std::vector<EntryPoint> Model::entryPoints() const {
 }
 
 std::vector<StateEntry> Model::state() const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return artifactState(*impl_);
+#endif
   std::vector<StateEntry> result;
   for (const sema::InstantiatedState &s : impl_->model.concrete.state)
     result.push_back({s.name, s.isBuffer, fromInternal(s.type)});
@@ -216,6 +230,10 @@ namespace {
 Status bindFile(Model::Impl &model, llvm::Expected<runtime::SafeTensorsFile> file) {
   if (!file)
     return Status::failure(errorDiagnostic(file.takeError()));
+#if MODELC_HAVE_AOT
+  if (model.artifact)
+    return bindArtifactWeights(model, *file);
+#endif
   modelc::Compilation &compilation = *model.program->compilation;
   DiagnosticEngine diags(compilation.sourceMgr());
   std::optional<runtime::LoadedWeights> weights = exec::bindModelWeights(model.model, *file, diags);
@@ -240,6 +258,10 @@ Status Model::loadWeightsFromMemory(const void *data, size_t size, std::string_v
 }
 
 Result<Function> Model::compile(const std::string &fn) const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return compileArtifactFn(*impl_, fn);
+#endif
   const sema::FnInfo *info = impl_->model.findFn(fn);
   if (!info) {
     std::vector<std::string> names;
@@ -283,6 +305,10 @@ Function::Function(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 const EntryPoint &Function::signature() const { return impl_->signature; }
 
 Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return callArtifactFn(*impl_, inputs);
+#endif
   std::vector<exec::EntryInput> entryInputs;
   const std::vector<Parameter> &params = impl_->signature.params;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -303,10 +329,12 @@ Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
   return wrapTensor(std::move(**output));
 }
 
+#if !MODELC_HAVE_AOT
 Result<Model> Model::load(const std::string &path) {
   return fail<Model>("cannot load '" + path +
-                     "': loading prebuilt .mdlc artifacts is not available in this build yet "
-                     "(it needs the ahead-of-time loader of compiler/aot)");
+                     "': this build of libmodelc has no .mdlc artifact loader "
+                     "(compiler/aot was not part of it)");
 }
+#endif
 
 } // namespace modelc::api
