@@ -2,9 +2,11 @@
 //
 // Instantiates a model, binds its weights from a .safetensors file, checks
 // each .npy input against the entry fn's signature, JIT-compiles the fn for
-// the cpu, runs it and writes the result as .npy (or prints a summary).
-// Exit codes as for `check`: 0 ran, 1 the model, weights or inputs have
-// errors, 2 bad command line or unreadable file.
+// the cpu (or, for a model placed on cuda:N, runs its device plan on real or
+// emulated GPUs), runs it and writes the result as .npy (or prints a
+// summary). Exit codes as for `check`: 0 ran, 1 the model, weights or inputs
+// have errors, 2 bad command line, unreadable file, or a GPU this machine
+// cannot provide (no driver, no such GPU, no NVRTC).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 
 #include "exec/Executor.h"
 #include "runtime/Npy.h"
+#include "runtime/cuda/CudaError.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -51,6 +54,10 @@ cl::list<std::string> inputOpts("input", cl::value_desc("FILE.npy[@DEVICE]"),
 cl::opt<std::string> outputOpt("output", cl::value_desc("FILE.npy"),
                                cl::desc("Write the result here (default: print a summary)"),
                                cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> cudaOpt("cuda", cl::value_desc("emulate|driver"),
+                             cl::desc("How cuda:N runs: on real GPUs through the driver (default; "
+                                      "MODELC_CUDA=emulate changes it) or on the CPU emulator"),
+                             cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"),
                         cl::sub(runCommand), cl::cat(driverCategory()));
 cl::list<std::string> importDirs("I", cl::Prefix, cl::value_desc("DIR"),
@@ -65,6 +72,23 @@ cl::opt<ColorChoice>
                         clEnumValN(ColorChoice::Always, "always", "always"),
                         clEnumValN(ColorChoice::Never, "never", "never")),
              cl::init(ColorChoice::Auto), cl::sub(runCommand), cl::cat(driverCategory()));
+
+/// Prints why the run failed; CUDA errors keep their compiler log as a note.
+/// Exit 2 when the machine lacks what cuda:N needs, else 1.
+int reportRunFailure(llvm::Error error, bool color) {
+  int exitCode = ExitErrorsFound;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const cuda::CudaError &failure) {
+        if (cudaexec::isDeviceUnavailable(failure.getKind()))
+          exitCode = ExitUsageOrIO;
+        reportDriverError(failure.getMessage(), color);
+        if (!failure.getLog().empty())
+          llvm::errs() << "note: " << llvm::StringRef(failure.getLog()).rtrim() << "\n";
+      },
+      [&](const llvm::ErrorInfoBase &failure) { reportDriverError(failure.message(), color); });
+  return exitCode;
+}
 
 } // namespace
 
@@ -96,6 +120,15 @@ int runRun() {
   DiagnosticEngine &diags = compilation.diagnostics();
 
   // Read every file before anything runs: I/O problems are exit code 2.
+  std::optional<cudaexec::CudaMode> cudaMode;
+  if (cudaOpt.getNumOccurrences()) {
+    llvm::Expected<cudaexec::CudaMode> mode = cudaexec::parseCudaMode(cudaOpt);
+    if (!mode) {
+      reportDriverError("--cuda=" + cudaOpt + ": " + llvm::toString(mode.takeError()), color);
+      return ExitUsageOrIO;
+    }
+    cudaMode = *mode;
+  }
   std::optional<std::vector<exec::EntryInput>> inputs =
       readEntryInputs(inputOpts, deviceOpt, color);
   if (!inputs)
@@ -125,20 +158,20 @@ int runRun() {
     exec::RunOptions runOptions;
     runOptions.fnName = fnOpt;
     runOptions.useBlas = !noBlasOpt;
+    runOptions.cudaMode = cudaMode;
     llvm::Expected<std::optional<runtime::Tensor>> result =
         exec::runModel(*compilation.program(), compilation.sourceMgr(), model, *weights, *inputs,
                        runOptions, diags);
-    if (!result) {
-      reportDriverError(llvm::toString(result.takeError()), color);
-      return ExitErrorsFound;
-    }
+    if (!result)
+      return reportRunFailure(result.takeError(), color);
     output = std::move(*result);
   }
   if (!output) {
     printDiagnostics(diags, compilation.sourceMgr(), color);
     return ExitErrorsFound;
   }
-  return writeRunOutput(*output, output->device().str(), outputOpt, color);
+  const sema::FnInfo *fn = model.findFn(fnOpt);
+  return writeRunOutput(*output, fn ? fn->result.dev.str() : std::string("cpu"), outputOpt, color);
 }
 
 } // namespace modelc::driver

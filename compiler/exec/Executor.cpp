@@ -3,6 +3,7 @@
 #include "exec/Executor.h"
 
 #include "exec/CompiledModel.h"
+#include "exec/CudaModel.h"
 
 #include "jit/Jit.h"
 #include "lower/Passes.h"
@@ -266,6 +267,8 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
   std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
+  if (placedOnCuda(model, options.fnName))
+    return runModelOnCuda(program, sourceMgr, model, weights, inputs, options, diags);
   if (!checkCpuPlacement(model, diags))
     return std::nullopt;
   for (const EntryInput &in : inputs)

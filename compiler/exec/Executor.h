@@ -17,6 +17,8 @@
 
 #include "mlirgen/ModelArgs.h"
 
+#include "cudaexec/CudaDevices.h"
+
 #include "diagnostics/DiagnosticEngine.h"
 #include "runtime/SafeTensors.h"
 #include "runtime/Tensor.h"
@@ -73,6 +75,8 @@ struct RunOptions {
   std::string fnName = "forward";
   unsigned optLevel = 3;
   bool useBlas = true;
+  /// How cuda:N runs (CudaModel.h); unset: MODELC_CUDA, else the driver.
+  std::optional<cudaexec::CudaMode> cudaMode;
 };
 
 /// Runs the whole way: inputs checked, then a CompiledModel (CompiledModel.h)

@@ -1,0 +1,88 @@
+//===- CudaModel.h - An entry fn with work on cuda:N, compiled once -*- C++ -*-===//
+//
+// The execution path of models that place anything on a GPU: the mdl module
+// of the entry fn is partitioned by compiler/cudagen into a DevicePlan
+// (kernels per GPU, cpu regions, copies), which compiler/cudaexec compiles
+// once - kernels loaded on their devices, cpu regions JIT-compiled, weights
+// copied to their devices - and runs for every call. Symbolic dims (the batch
+// `B`) stay symbolic, so one compilation serves every batch size.
+//
+// Whether cuda:N is a real GPU or the CPU emulator is `options.cudaMode`
+// (default: MODELC_CUDA, else the driver).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MODELC_EXEC_CUDAMODEL_H
+#define MODELC_EXEC_CUDAMODEL_H
+
+#include "exec/Executor.h"
+
+#include "cudaexec/PlanExecutor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace modelc::exec {
+
+/// True when fn `fnName` of `model`, its state or its instance names a GPU.
+bool placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnName);
+
+/// The device plan of fn `fnName` of `model` (symbolic dims stay symbolic):
+/// nullopt after reporting diagnostics, an Error where the code generator
+/// cannot handle an op.
+llvm::Expected<std::optional<cudagen::DevicePlan>>
+planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+          const mlirgen::ConcreteModel &model, llvm::StringRef fnName, DiagnosticEngine &diags);
+
+/// The state tensors of `weights` in the model's state order (the plan's).
+llvm::Expected<std::vector<runtime::Tensor>> stateInOrder(const mlirgen::ConcreteModel &model,
+                                                          const runtime::LoadedWeights &weights);
+
+struct CudaModelOptions {
+  std::string fnName = "forward";
+  unsigned optLevel = 3;
+  bool useBlas = true;
+  std::optional<cudaexec::CudaMode> cudaMode;
+};
+
+class CudaModel {
+public:
+  /// Builds and compiles the plan and binds `weights` (bound to this model
+  /// by bindModelWeights). Returns null after reporting diagnostics (E0601
+  /// for constructs the code generator does not handle), or an Error: a
+  /// device that cannot be used (cudaexec::isDeviceUnavailable tells), a
+  /// kernel that does not compile.
+  static llvm::Expected<std::unique_ptr<CudaModel>>
+  create(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+         const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+         const CudaModelOptions &options, DiagnosticEngine &diags);
+
+  /// Checks `inputs` against the signature (E0602-E0606) and runs the plan.
+  /// Not reentrant: one call at a time.
+  llvm::Expected<std::optional<runtime::Tensor>> call(llvm::ArrayRef<EntryInput> inputs,
+                                                      DiagnosticEngine &diags);
+
+  const cudaexec::PlanExecutor &executor() const { return *plan; }
+
+private:
+  CudaModel(mlirgen::ConcreteModel model, std::string fnName)
+      : model(std::move(model)), fnName(std::move(fnName)) {}
+
+  mlirgen::ConcreteModel model;
+  std::string fnName;
+  std::unique_ptr<cudaexec::PlanExecutor> plan;
+};
+
+/// runModel's path for a model placed on a GPU: compiles a CudaModel and
+/// calls it once.
+llvm::Expected<std::optional<runtime::Tensor>>
+runModelOnCuda(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+               const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+               llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
+               DiagnosticEngine &diags);
+
+} // namespace modelc::exec
+
+#endif // MODELC_EXEC_CUDAMODEL_H
