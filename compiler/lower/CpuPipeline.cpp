@@ -54,6 +54,8 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
     llvm::report_fatal_error("modelc: the cpu pipeline (bufferization part) does not parse");
   if (options.useBlas)
     pm.addPass(createMatmulToBlasPass());
+  // Before expand-strided-metadata, which crashes on these (see the pass).
+  pm.addPass(createExpandDynamicReshapesPass());
   if (failed(parsePassPipeline(kToLlvm, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (LLVM part) does not parse");
 }
@@ -62,6 +64,7 @@ void registerPasses() {
   registerUpstreamPassesOnce();
   registerPass([] { return createLowerMdlToLinalgPass(); });
   registerPass([] { return createMatmulToBlasPass(); });
+  registerPass([] { return createExpandDynamicReshapesPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
       "Lower mdl to the LLVM dialect for the cpu (mdl-to-linalg ... convert-to-llvm)",

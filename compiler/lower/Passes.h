@@ -24,6 +24,11 @@ std::unique_ptr<mlir::Pass> createLowerMdlToLinalgPass();
 /// to `modelc_sgemm` (C += A * B), which the JIT binds to OpenBLAS.
 std::unique_ptr<mlir::Pass> createMatmulToBlasPass();
 
+/// `mdl-expand-dynamic-reshapes`: rewrites each memref.expand_shape with more
+/// than one dynamic dim in a reassociation group (which MLIR 22's
+/// expand-strided-metadata crashes on) to memref.reinterpret_cast.
+std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
+
 /// Name of the runtime function the BLAS pass calls; its C entry point is
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
