@@ -288,6 +288,10 @@ public:
     if (it != names.end())
       return it->second;
     std::string value = compute(*e);
+    // Leaves are read in place: `v0 = acc + in1[c1]`, not a temporary each.
+    if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Constant ||
+        e->kind == Expr::Kind::Epilogue)
+      return value;
     std::string name = "v" + std::to_string(counter++);
     w.line(llvm::formatv("const {0} {1} = {2};", cType(e->dtype), name, value));
     names[e.get()] = name;
@@ -359,7 +363,7 @@ private:
       if (op == "relu")
         return llvm::formatv("{0} > 0 ? {0} : 0", x).str();
       if (op == "neg")
-        return "-" + x;
+        return "-(" + x + ")";
       if (op == "not")
         return "!" + x;
       if (op == "abs")
@@ -382,7 +386,7 @@ private:
     if (op == "sigmoid")
       return llvm::formatv("{0} / ({0} + {1}(-{2}))", lit(1), fn("exp"), x).str();
     if (op == "neg")
-      return "-" + x;
+      return "-(" + x + ")";
     if (op == "not")
       return "!" + x;
     if (op == "abs")
@@ -629,7 +633,7 @@ GeneratedKernel matmulKernel(const KernelOrigin &origin, int device, const Matmu
   w.coordinates(batchShape, "batch", "b");
   w.setDepth(0);
   w.line(llvm::formatv("  {0} acc = 0;", accType));
-  w.line(llvm::formatv("  for (int64_t k0 = 0; k0 < K; k0 += {0}) {", Tile));
+  w.line(llvm::formatv("  for (int64_t k0 = 0; k0 < K; k0 += {0}) {{", Tile));
   w.line("    const int64_t ka = k0 + tx, kb = k0 + ty;");
   w.line(llvm::formatv("    tileA[ty][tx] = row < M && ka < K ? ({0}){1}[{2}] : 0;", accType, a,
                        operandOffset(w, lhs, batchShape.size(), "row", "ka")));
@@ -694,7 +698,7 @@ GeneratedKernel conv2dKernel(const KernelOrigin &origin, int device, const Buffe
                        Tile));
   w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
   w.line(llvm::formatv("{0} acc = 0;", accType));
-  w.line(llvm::formatv("for (int64_t k0 = 0; k0 < K; k0 += {0}) {", Tile));
+  w.line(llvm::formatv("for (int64_t k0 = 0; k0 < K; k0 += {0}) {{", Tile));
   w.line("  const int64_t kw_ = k0 + tx, kx = k0 + ty;");
   w.line(llvm::formatv("  tileW[ty][tx] = oc < rows && kw_ < K ? ({0}){1}[(group * OG + oc) * K + "
                        "kw_] : 0;",
@@ -938,9 +942,11 @@ GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind ki
   std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
   DType t = input.dtype, acc = accumulatorType(t);
   std::string accType = cType(acc).str();
-  w.line(llvm::formatv("const int64_t H = {0}, W = {1}, OH = {2}, OW = {3};",
-                       w.size(input.shape[2]), w.size(input.shape[3]), w.size(out.shape[2]),
-                       w.size(out.shape[3])));
+  w.line(llvm::formatv("const int64_t H = {0}, W = {1};", w.size(input.shape[2]),
+                       w.size(input.shape[3])));
+  if (kind == PoolKind::AdaptiveAvg)
+    w.line(llvm::formatv("const int64_t OH = {0}, OW = {1};", w.size(out.shape[2]),
+                         w.size(out.shape[3])));
   openElementLoop(w, out);
   w.line(llvm::formatv("  const {0} *plane = {1} + (c0 * {2} + c1) * H * W;", cType(t), in,
                        KernelWriter::wrap(w.size(input.shape[1]))));
@@ -959,9 +965,9 @@ GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind ki
   } else {
     bool isMax = kind == PoolKind::Max;
     w.line(llvm::formatv("  {0} acc = {1};", accType, isMax ? lowest(acc) : std::string("0")));
-    w.line(llvm::formatv("  for (int64_t r = 0; r < {0}; ++r) {", kernel[0]));
+    w.line(llvm::formatv("  for (int64_t r = 0; r < {0}; ++r) {{", kernel[0]));
     w.line(llvm::formatv("    const int64_t h = c2 * {0} - {1} + r;", stride[0], padding[0]));
-    w.line(llvm::formatv("    for (int64_t s = 0; s < {0}; ++s) {", kernel[1]));
+    w.line(llvm::formatv("    for (int64_t s = 0; s < {0}; ++s) {{", kernel[1]));
     w.line(llvm::formatv("      const int64_t x = c3 * {0} - {1} + s;", stride[1], padding[1]));
     w.line("      if (h >= 0 && h < H && x >= 0 && x < W)");
     w.line(isMax ? "        acc = MdlMax()(acc, plane[h * W + x]);"

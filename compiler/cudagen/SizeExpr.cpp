@@ -115,9 +115,13 @@ SizeExpr SizeExpr::binary(Kind kind, const SizeExpr &lhs, const SizeExpr &rhs) {
     return lhs;
   if ((kind == Kind::Min || kind == Kind::Max) && lhs == rhs)
     return lhs;
-  // Keep constants of a product in front: `2 * B`, not `B * 2`.
+  // Keep constants of a product in front (`2 * B`, not `B * 2`) and chains
+  // left-nested, so `4 * (2 * B)` folds to `8 * B` and the printed text
+  // `a * b * c` parses back to the same tree.
   if (kind == Kind::Mul && b && !a)
     return binary(kind, rhs, lhs);
+  if ((kind == Kind::Mul || kind == Kind::Add) && rhs.kind() == kind)
+    return binary(kind, binary(kind, lhs, rhs.lhs()), rhs.rhs());
   auto n = std::make_shared<Node>();
   n->kind = kind;
   n->lhs = lhs.node;
@@ -144,10 +148,6 @@ SizeExpr operator-(const SizeExpr &lhs, const SizeExpr &rhs) {
   return SizeExpr::binary(SizeExpr::Kind::Sub, lhs, rhs);
 }
 SizeExpr operator*(const SizeExpr &lhs, const SizeExpr &rhs) {
-  // Fold constant factors through one level: 4 * (2 * B) is 8 * B.
-  std::optional<int64_t> a = lhs.constant();
-  if (a && rhs.kind() == SizeExpr::Kind::Mul && rhs.lhs().constant())
-    return SizeExpr(*a * *rhs.lhs().constant()) * rhs.rhs();
   return SizeExpr::binary(SizeExpr::Kind::Mul, lhs, rhs);
 }
 

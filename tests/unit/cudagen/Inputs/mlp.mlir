@@ -1,0 +1,21 @@
+#loc1 = loc("mlp.mdl":11:6)
+module {
+  func.func @forward(%arg0: tensor<256x784xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp.mdl":11:6), %arg1: tensor<256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp.mdl":11:6), %arg2: tensor<10x256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp.mdl":11:6), %arg3: tensor<10xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp.mdl":11:6), %arg4: tensor<?x784xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp.mdl":11:6)) -> tensor<?x10xf32, #mdl.device<cuda:0>> {
+    %0 = mdl.transpose %arg0 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<256x784xf32, #mdl.device<cuda:0>> -> tensor<784x256xf32, #mdl.device<cuda:0>> loc(#loc2)
+    %1 = mdl.matmul %arg4, %0 : tensor<?x784xf32, #mdl.device<cuda:0>>, tensor<784x256xf32, #mdl.device<cuda:0>> -> tensor<?x256xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %2 = mdl.add %1, %arg1 : tensor<?x256xf32, #mdl.device<cuda:0>>, tensor<256xf32, #mdl.device<cuda:0>> -> tensor<?x256xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %3 = mdl.relu %2 : tensor<?x256xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %4 = mdl.transpose %arg2 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<10x256xf32, #mdl.device<cuda:0>> -> tensor<256x10xf32, #mdl.device<cuda:0>> loc(#loc2)
+    %5 = mdl.matmul %3, %4 : tensor<?x256xf32, #mdl.device<cuda:0>>, tensor<256x10xf32, #mdl.device<cuda:0>> -> tensor<?x10xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %6 = mdl.add %5, %arg3 : tensor<?x10xf32, #mdl.device<cuda:0>>, tensor<10xf32, #mdl.device<cuda:0>> -> tensor<?x10xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %7 = mdl.log_softmax %6 {dim = 1 : i64} : tensor<?x10xf32, #mdl.device<cuda:0>> loc(#loc5)
+    return %7 : tensor<?x10xf32, #mdl.device<cuda:0>> loc(#loc6)
+  } loc(#loc1)
+} loc(#loc)
+#loc = loc("mlp.mdl":7:7)
+#loc2 = loc("nn.mdl":10:16)
+#loc3 = loc("nn.mdl":10:12)
+#loc4 = loc("mlp.mdl":12:13)
+#loc5 = loc("mlp.mdl":13:12)
+#loc6 = loc("mlp.mdl":11:52)
+

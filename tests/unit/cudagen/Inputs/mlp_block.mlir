@@ -1,0 +1,23 @@
+#loc1 = loc("mlp_block.mdl":10:6)
+module {
+  func.func @forward(%arg0: tensor<256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg1: tensor<256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg2: tensor<1024x256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg3: tensor<1024xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg4: tensor<256x1024xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg5: tensor<256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6), %arg6: tensor<?x?x256xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("mlp_block.mdl":10:6)) -> tensor<?x?x256xf32, #mdl.device<cuda:0>> {
+    %0 = mdl.layer_norm %arg6 weight %arg0 bias %arg1 {epsilon = 1.000000e-05 : f64, normalized_rank = 1 : i64} : (tensor<?x?x256xf32, #mdl.device<cuda:0>>, tensor<256xf32, #mdl.device<cuda:0>>, tensor<256xf32, #mdl.device<cuda:0>>) -> tensor<?x?x256xf32, #mdl.device<cuda:0>> loc(#loc2)
+    %1 = mdl.transpose %arg2 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<1024x256xf32, #mdl.device<cuda:0>> -> tensor<256x1024xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %2 = mdl.matmul %0, %1 : tensor<?x?x256xf32, #mdl.device<cuda:0>>, tensor<256x1024xf32, #mdl.device<cuda:0>> -> tensor<?x?x1024xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %3 = mdl.add %2, %arg3 : tensor<?x?x1024xf32, #mdl.device<cuda:0>>, tensor<1024xf32, #mdl.device<cuda:0>> -> tensor<?x?x1024xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %4 = mdl.gelu %3 : tensor<?x?x1024xf32, #mdl.device<cuda:0>> loc(#loc5)
+    %5 = mdl.transpose %arg4 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<256x1024xf32, #mdl.device<cuda:0>> -> tensor<1024x256xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %6 = mdl.matmul %4, %5 : tensor<?x?x1024xf32, #mdl.device<cuda:0>>, tensor<1024x256xf32, #mdl.device<cuda:0>> -> tensor<?x?x256xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %7 = mdl.add %6, %arg5 : tensor<?x?x256xf32, #mdl.device<cuda:0>>, tensor<256xf32, #mdl.device<cuda:0>> -> tensor<?x?x256xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %8 = mdl.add %arg6, %7 : tensor<?x?x256xf32, #mdl.device<cuda:0>>, tensor<?x?x256xf32, #mdl.device<cuda:0>> -> tensor<?x?x256xf32, #mdl.device<cuda:0>> loc(#loc6)
+    return %8 : tensor<?x?x256xf32, #mdl.device<cuda:0>> loc(#loc7)
+  } loc(#loc1)
+} loc(#loc)
+#loc = loc("mlp_block.mdl":5:7)
+#loc2 = loc("nn.mdl":30:12)
+#loc3 = loc("nn.mdl":10:16)
+#loc4 = loc("nn.mdl":10:12)
+#loc5 = loc("mlp_block.mdl":11:20)
+#loc6 = loc("mlp_block.mdl":11:12)
+#loc7 = loc("mlp_block.mdl":10:59)
+

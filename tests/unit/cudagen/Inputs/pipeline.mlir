@@ -1,0 +1,23 @@
+#loc1 = loc("pipeline.mdl":23:6)
+module {
+  func.func @forward(%arg0: tensor<64x32xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("pipeline.mdl":23:6), %arg1: tensor<64xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("pipeline.mdl":23:6), %arg2: tensor<10x64xf32, #mdl.device<cuda:1>> {bufferization.writable = false} loc("pipeline.mdl":23:6), %arg3: tensor<10xf32, #mdl.device<cuda:1>> {bufferization.writable = false} loc("pipeline.mdl":23:6), %arg4: tensor<?x32xf32, #mdl.device<cuda:0>> {bufferization.writable = false} loc("pipeline.mdl":23:6)) -> tensor<?x10xf32, #mdl.device<cuda:1>> {
+    %0 = mdl.transpose %arg0 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<64x32xf32, #mdl.device<cuda:0>> -> tensor<32x64xf32, #mdl.device<cuda:0>> loc(#loc2)
+    %1 = mdl.matmul %arg4, %0 : tensor<?x32xf32, #mdl.device<cuda:0>>, tensor<32x64xf32, #mdl.device<cuda:0>> -> tensor<?x64xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %2 = mdl.add %1, %arg1 : tensor<?x64xf32, #mdl.device<cuda:0>>, tensor<64xf32, #mdl.device<cuda:0>> -> tensor<?x64xf32, #mdl.device<cuda:0>> loc(#loc3)
+    %3 = mdl.gelu %2 : tensor<?x64xf32, #mdl.device<cuda:0>> loc(#loc4)
+    %4 = mdl.transfer %3 : tensor<?x64xf32, #mdl.device<cuda:0>> -> tensor<?x64xf32, #mdl.device<cuda:1>> loc(#loc5)
+    %5 = mdl.transpose %arg2 {dim0 = 0 : i64, dim1 = 1 : i64} : tensor<10x64xf32, #mdl.device<cuda:1>> -> tensor<64x10xf32, #mdl.device<cuda:1>> loc(#loc2)
+    %6 = mdl.matmul %4, %5 : tensor<?x64xf32, #mdl.device<cuda:1>>, tensor<64x10xf32, #mdl.device<cuda:1>> -> tensor<?x10xf32, #mdl.device<cuda:1>> loc(#loc3)
+    %7 = mdl.add %6, %arg3 : tensor<?x10xf32, #mdl.device<cuda:1>>, tensor<10xf32, #mdl.device<cuda:1>> -> tensor<?x10xf32, #mdl.device<cuda:1>> loc(#loc3)
+    %8 = mdl.softmax %7 {dim = 1 : i64} : tensor<?x10xf32, #mdl.device<cuda:1>> loc(#loc6)
+    return %8 : tensor<?x10xf32, #mdl.device<cuda:1>> loc(#loc7)
+  } loc(#loc1)
+} loc(#loc)
+#loc = loc("pipeline.mdl":19:7)
+#loc2 = loc("nn.mdl":10:16)
+#loc3 = loc("nn.mdl":10:12)
+#loc4 = loc("pipeline.mdl":8:12)
+#loc5 = loc("pipeline.mdl":25:16)
+#loc6 = loc("pipeline.mdl":15:12)
+#loc7 = loc("pipeline.mdl":23:62)
+
