@@ -43,8 +43,71 @@ template <> Value binaryScalar<SubOp>(OpBuilder &b, Location loc, Value lhs, Val
 template <> Value binaryScalar<MulOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, lhs, rhs);
 }
+/// Integer `/` floors like the checker's `in / 2` (and Python's `//`), so
+/// `a == (a / b) * b + a % b`. Division by 0 gives 0 and MIN / -1 wraps
+/// instead of trapping: bad data must not kill the process.
+Value safeIntDivisor(OpBuilder &b, Location loc, Value rhs, Value &isZero) {
+  Value zero = scalarConstant(b, loc, rhs.getType(), 0.0);
+  Value one = scalarConstant(b, loc, rhs.getType(), 1.0);
+  isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs, zero);
+  return arith::SelectOp::create(b, loc, isZero, one, rhs);
+}
+
+Value intFloorDiv(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  Value isZero;
+  Value divisor = safeIntDivisor(b, loc, rhs, isZero);
+  Value zero = scalarConstant(b, loc, lhs.getType(), 0.0);
+  Value minusOne = scalarConstant(b, loc, lhs.getType(), -1.0);
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, minusOne);
+  Value negated = arith::SubIOp::create(b, loc, zero, lhs);
+  Value safe = arith::SelectOp::create(b, loc, isMinusOne,
+                                       scalarConstant(b, loc, lhs.getType(), 1.0), divisor);
+  Value quotient = arith::FloorDivSIOp::create(b, loc, lhs, safe);
+  quotient = arith::SelectOp::create(b, loc, isMinusOne, negated, quotient);
+  return arith::SelectOp::create(b, loc, isZero, zero, quotient);
+}
+
 template <> Value binaryScalar<DivOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
-  return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, lhs, rhs);
+  if (isFloat(lhs.getType()))
+    return arith::DivFOp::create(b, loc, lhs, rhs);
+  if (lhs.getType().isInteger(1))
+    return lhs; // bool / bool is rejected by the checker; keep the verifier-legal identity
+  return intFloorDiv(b, loc, lhs, rhs);
+}
+/// Python modulo: the result takes the divisor's sign.
+template <> Value binaryScalar<RemOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  Type type = lhs.getType();
+  Value zero = scalarConstant(b, loc, type, 0.0);
+  if (isFloat(type)) {
+    Value rem = arith::RemFOp::create(b, loc, lhs, rhs);
+    Value remNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, rem, zero);
+    Value rhsNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, rhs, zero);
+    Value nonZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, rem, zero);
+    Value differ = arith::XOrIOp::create(b, loc, remNeg, rhsNeg);
+    Value adjust = arith::AndIOp::create(b, loc, nonZero, differ);
+    return arith::SelectOp::create(b, loc, adjust, arith::AddFOp::create(b, loc, rem, rhs), rem);
+  }
+  Value isZero;
+  Value divisor = safeIntDivisor(b, loc, rhs, isZero);
+  // x % -1 is always 0; remsi would trap on MIN % -1.
+  Value minusOne = scalarConstant(b, loc, type, -1.0);
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, minusOne);
+  divisor = arith::SelectOp::create(b, loc, isMinusOne, scalarConstant(b, loc, type, 1.0), divisor);
+  Value rem = arith::RemSIOp::create(b, loc, lhs, divisor);
+  Value remNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
+  Value rhsNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, divisor, zero);
+  Value nonZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rem, zero);
+  Value adjust =
+      arith::AndIOp::create(b, loc, nonZero, arith::XOrIOp::create(b, loc, remNeg, rhsNeg));
+  Value result =
+      arith::SelectOp::create(b, loc, adjust, arith::AddIOp::create(b, loc, rem, divisor), rem);
+  return arith::SelectOp::create(b, loc, isZero, zero, result);
+}
+template <> Value binaryScalar<AndOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return arith::AndIOp::create(b, loc, lhs, rhs);
+}
+template <> Value binaryScalar<OrOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return arith::OrIOp::create(b, loc, lhs, rhs);
 }
 template <> Value binaryScalar<PowOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return floatOrInt<math::PowFOp, math::IPowIOp>(b, loc, lhs, rhs);
@@ -124,6 +187,8 @@ template <typename OpTy> Value unaryScalar(OpBuilder &b, Location loc, Value x) 
   } else if constexpr (std::is_same_v<OpTy, NegOp>) {
     return fp ? Value(arith::NegFOp::create(b, loc, x))
               : Value(arith::SubIOp::create(b, loc, scalarConstant(b, loc, type, 0.0), x));
+  } else if constexpr (std::is_same_v<OpTy, NotOp>) {
+    return arith::XOrIOp::create(b, loc, x, scalarConstant(b, loc, type, 1.0));
   } else if constexpr (std::is_same_v<OpTy, AbsOp>) {
     return fp ? Value(math::AbsFOp::create(b, loc, x)) : Value(math::AbsIOp::create(b, loc, x));
   } else {
@@ -157,7 +222,8 @@ template <typename OpTy>
 FailureOr<Value> lowerUnary(OpTy op, typename OpTy::Adaptor adaptor, RankedTensorType resultType,
                             ConversionPatternRewriter &rewriter) {
   if (!isFloat(resultType.getElementType()) &&
-      !(std::is_same_v<OpTy, ReluOp> || std::is_same_v<OpTy, NegOp> || std::is_same_v<OpTy, AbsOp>))
+      !(std::is_same_v<OpTy, ReluOp> || std::is_same_v<OpTy, NegOp> ||
+        std::is_same_v<OpTy, AbsOp> || std::is_same_v<OpTy, NotOp>))
     return rewriter.notifyMatchFailure(op, "needs a float dtype");
   return broadcastElementwise(rewriter, op.getLoc(), resultType, {adaptor.getInput()},
                               [](OpBuilder &b, Location loc, ValueRange args) {
@@ -308,7 +374,9 @@ void populateElementwisePatterns(TypeConverter &converter, RewritePatternSet &pa
   patterns.add<LowerWith<AddOp, lowerBinary<AddOp>>, LowerWith<SubOp, lowerBinary<SubOp>>,
                LowerWith<MulOp, lowerBinary<MulOp>>, LowerWith<DivOp, lowerBinary<DivOp>>,
                LowerWith<PowOp, lowerBinary<PowOp>>, LowerWith<MaxOp, lowerBinary<MaxOp>>,
-               LowerWith<MinOp, lowerBinary<MinOp>>, LowerWith<CmpOp, lowerCmp>,
+               LowerWith<MinOp, lowerBinary<MinOp>>, LowerWith<RemOp, lowerBinary<RemOp>>,
+               LowerWith<AndOp, lowerBinary<AndOp>>, LowerWith<OrOp, lowerBinary<OrOp>>,
+               LowerWith<NotOp, lowerUnary<NotOp>>, LowerWith<CmpOp, lowerCmp>,
                LowerWith<WhereOp, lowerWhere>, LowerWith<ReluOp, lowerUnary<ReluOp>>,
                LowerWith<GeluOp, lowerUnary<GeluOp>>, LowerWith<SiluOp, lowerUnary<SiluOp>>,
                LowerWith<TanhOp, lowerUnary<TanhOp>>, LowerWith<SigmoidOp, lowerUnary<SigmoidOp>>,

@@ -13,6 +13,7 @@
 #include "mlir/MdlDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -59,6 +60,17 @@ LogicalResult checkLowerable(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+/// `tensor.dim` of a device tensor (mlirgen reads run-time sizes this way):
+/// the same op on the converted tensor.
+struct ConvertTensorDim : OpConversionPattern<tensor::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tensor::DimOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(op, adaptor.getSource(), adaptor.getIndex());
+    return success();
+  }
+};
+
 struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerMdlToLinalgPass)
 
@@ -68,7 +80,7 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
-                    math::MathDialect, func::FuncDialect>();
+                    math::MathDialect, func::FuncDialect, cf::ControlFlowDialect>();
   }
 
   void runOnOperation() override {
@@ -94,6 +106,7 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     populateCallOpTypeConversionPattern(patterns, converter);
+    patterns.add<ConvertTensorDim>(converter, ctx);
     populateElementwisePatterns(converter, patterns);
     populateTensorPatterns(converter, patterns);
     populateConvPatterns(converter, patterns);

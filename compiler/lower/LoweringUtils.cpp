@@ -3,7 +3,9 @@
 #include "lower/LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
 
 #include <limits>
@@ -100,10 +102,12 @@ Value broadcastElementwise(OpBuilder &b, Location loc, RankedTensorType resultTy
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
 
   // A dynamic result extent comes from an operand that is not stretched there.
-  SmallVector<Value> dynamicDims;
+  SmallVector<Value> dynamicDims, resultExtents;
   for (int64_t r = 0; r < rank; ++r) {
-    if (!resultType.isDynamicDim(r))
+    if (!resultType.isDynamicDim(r)) {
+      resultExtents.push_back({});
       continue;
+    }
     Value extent;
     for (Value operand : operands) {
       auto type = cast<RankedTensorType>(operand.getType());
@@ -114,6 +118,25 @@ Value broadcastElementwise(OpBuilder &b, Location loc, RankedTensorType resultTy
       }
     }
     dynamicDims.push_back(extent ? extent : arith::ConstantIndexOp::create(b, loc, 1));
+    resultExtents.push_back(dynamicDims.back());
+  }
+  // Only a static 1 stretches, so every other operand dim is read at each
+  // result index: where either side is dynamic, their extents must agree at
+  // run time (the checker guarantees it for inputs that fit the signature).
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t offset = rank - type.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t r = d + offset;
+      bool stretched = type.getDimSize(d) == 1 && resultType.getDimSize(r) != 1;
+      if (stretched || (!type.isDynamicDim(d) && !resultType.isDynamicDim(r)))
+        continue;
+      Value extent = dimValue(b, loc, operand, d);
+      Value expected = resultType.isDynamicDim(r)
+                           ? resultExtents[r]
+                           : arith::ConstantIndexOp::create(b, loc, resultType.getDimSize(r));
+      assertSameExtent(b, loc, extent, expected, "an elementwise operand");
+    }
   }
   Value init = emptyTensor(b, loc, resultType, dynamicDims);
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
@@ -124,6 +147,29 @@ Value broadcastElementwise(OpBuilder &b, Location loc, RankedTensorType resultTy
         linalg::YieldOp::create(nested, nestedLoc, result);
       });
   return generic.getResult(0);
+}
+
+/// Whether two index values are the same extent by construction: one value,
+/// equal constants, or `tensor.dim` of one tensor at one dim.
+static bool provablySame(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> ka = getConstantIntValue(a), kb = getConstantIntValue(b);
+  if (ka && kb)
+    return *ka == *kb;
+  auto da = a.getDefiningOp<tensor::DimOp>(), db = b.getDefiningOp<tensor::DimOp>();
+  return da && db && da.getSource() == db.getSource() && da.getConstantIndex() &&
+         da.getConstantIndex() == db.getConstantIndex();
+}
+
+void assertSameExtent(OpBuilder &b, Location loc, Value actual, Value expected, StringRef what) {
+  if (provablySame(actual, expected))
+    return;
+  Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual, expected);
+  cf::AssertOp::create(b, loc, same,
+                       (llvm::Twine(kShapeMismatchMessage) + ": " + what +
+                        " has a dynamic extent that differs from the one it must match")
+                           .str());
 }
 
 Value reduceDims(OpBuilder &b, Location loc, Value input, const llvm::SmallSet<int64_t, 4> &dims,

@@ -43,6 +43,17 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
 /// An index value converted to a float or integer scalar type.
 Value indexToScalar(OpBuilder &b, Location loc, Value index, Type to);
 
+/// What a failed run-time shape check prints before the process aborts.
+inline constexpr const char *kShapeMismatchMessage =
+    "modelc: run-time shape check failed (the inputs break the checker's shape assumptions)";
+
+/// A run-time check (cf.assert) that two extents agree, unless they are the
+/// same value. The dims the checker proves equal are `?` only when they
+/// depend on the inputs; reading with mismatched extents would go out of
+/// bounds, so a mismatch stops the program instead.
+void assertSameExtent(OpBuilder &b, Location loc, Value actual, Value expected,
+                      llvm::StringRef what);
+
 /// Elementwise map over `operands` with PyTorch broadcasting into a result of
 /// `resultType`, as one linalg.generic (so chains fuse).
 Value broadcastElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,

@@ -11,7 +11,10 @@
 #include "mlir/MdlDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::mdl;
@@ -75,6 +78,11 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, RankedTenso
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   Type elementType = resultType.getElementType();
+  // A dynamic contraction extent must match the other side's at run time.
+  int64_t lhsK = lhsType.getRank() - 1, rhsK = rhsType.getRank() - 2;
+  if (lhsType.isDynamicDim(lhsK) || rhsType.isDynamicDim(rhsK))
+    assertSameExtent(rewriter, loc, dimValue(rewriter, loc, lhs, lhsK),
+                     dimValue(rewriter, loc, rhs, rhsK), "the contraction dim of a matmul");
   if (lhsType.getRank() == 2 && rhsType.getRank() == 2)
     return matmul2d(rewriter, loc, lhs, rhs, elementType);
 
@@ -122,6 +130,24 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, RankedTenso
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
 
+  // Batch dims that are not a stretched static 1 must match the result's.
+  for (auto [operand, type] : {std::pair{lhs, lhsType}, std::pair{rhs, rhsType}}) {
+    int64_t offset = rank - type.getRank();
+    for (int64_t d = 0; d < type.getRank() - 2; ++d) {
+      int64_t r = d + offset;
+      bool stretched = type.getDimSize(d) == 1 && resultType.getDimSize(r) != 1;
+      if (stretched || (!type.isDynamicDim(d) && !resultType.isDynamicDim(r)))
+        continue;
+      for (auto [other, otherType] : {std::pair{lhs, lhsType}, std::pair{rhs, rhsType}}) {
+        int64_t od = r - (rank - otherType.getRank());
+        if (other == operand || od < 0 || od >= otherType.getRank() - 2 ||
+            otherType.getDimSize(od) == 1)
+          continue;
+        assertSameExtent(rewriter, loc, dimValue(rewriter, loc, operand, d),
+                         dimValue(rewriter, loc, other, od), "a batch dim of a matmul");
+      }
+    }
+  }
   SmallVector<Value> dyn;
   for (int64_t d = 0; d < rank; ++d) {
     if (!resultType.isDynamicDim(d))
@@ -318,6 +344,20 @@ FailureOr<Value> lowerReshape(ReshapeOp op, ReshapeOp::Adaptor adaptor, RankedTe
   Location loc = op.getLoc();
   Value input = adaptor.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
+  // Inserting or merging dims (unsqueeze, squeeze, flatten) keeps every
+  // dynamic dim tied to its input dim, however many there are.
+  if (auto groups = pureReshapeGroups(inputType, resultType)) {
+    if (resultType.getRank() < inputType.getRank())
+      return tensor::CollapseShapeOp::create(rewriter, loc, resultType, input, *groups).getResult();
+    SmallVector<OpFoldResult> shape;
+    for (auto [inputDim, group] : llvm::enumerate(*groups))
+      for (int64_t d : group)
+        shape.push_back(resultType.isDynamicDim(d)
+                            ? OpFoldResult(dimValue(rewriter, loc, input, inputDim))
+                            : rewriter.getIndexAttr(resultType.getDimSize(d)));
+    return tensor::ExpandShapeOp::create(rewriter, loc, resultType, input, *groups, shape)
+        .getResult();
+  }
   // Flatten to 1-D, then expand to the target shape.
   Value flat = input;
   if (inputType.getRank() == 0) {
@@ -414,6 +454,65 @@ FailureOr<Value> lowerConcat(ConcatOp op, ConcatOp::Adaptor adaptor, RankedTenso
     offset = arith::AddIOp::create(rewriter, loc, offset, dimValue(rewriter, loc, input, dim));
   }
   return result;
+}
+
+/// Python bound `v` of a dim of `size`: negative counts from the end, then
+/// clamped into [0, size - lastOffset].
+OpFoldResult pythonBound(OpBuilder &b, Location loc, int64_t v, Value size, int64_t staticSize,
+                         int64_t lastOffset) {
+  if (!ShapedType::isDynamic(staticSize)) {
+    int64_t bound = v < 0 ? v + staticSize : v;
+    return b.getIndexAttr(
+        std::clamp<int64_t>(bound, 0, std::max<int64_t>(staticSize - lastOffset, 0)));
+  }
+  Value raw = arith::ConstantIndexOp::create(b, loc, v);
+  if (v < 0)
+    raw = arith::AddIOp::create(b, loc, size, raw);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value high =
+      arith::SubIOp::create(b, loc, size, arith::ConstantIndexOp::create(b, loc, lastOffset));
+  high = arith::MaxSIOp::create(b, loc, high, zero);
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, raw, zero), high)
+      .getResult();
+}
+
+FailureOr<Value> lowerSlice(SliceOp op, SliceOp::Adaptor adaptor, RankedTensorType resultType,
+                            ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value input = adaptor.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    int64_t staticSize = inputType.getDimSize(d);
+    Value size = inputType.isDynamicDim(d) ? dimValue(rewriter, loc, input, d) : Value();
+    if (llvm::is_contained(op.getIndexDims(), d)) {
+      // One position, clamped so that even a bad index reads inside the dim.
+      offsets.push_back(pythonBound(rewriter, loc, op.getStarts()[d], size, staticSize, 1));
+      sizes.push_back(rewriter.getIndexAttr(1));
+      strides.push_back(rewriter.getIndexAttr(1));
+      continue;
+    }
+    int64_t step = op.getSteps()[d];
+    OpFoldResult start = pythonBound(rewriter, loc, op.getStarts()[d], size, staticSize, 0);
+    offsets.push_back(start);
+    strides.push_back(rewriter.getIndexAttr(step));
+    if (!ShapedType::isDynamic(staticSize)) {
+      sizes.push_back(rewriter.getIndexAttr(op.slicedExtent(d, staticSize)));
+      continue;
+    }
+    // ceil(max(end - start, 0) / step)
+    Value end = getValueOrCreateConstantIndexOp(
+        rewriter, loc, pythonBound(rewriter, loc, op.getEnds()[d], size, staticSize, 0));
+    Value span = arith::SubIOp::create(rewriter, loc, end,
+                                       getValueOrCreateConstantIndexOp(rewriter, loc, start));
+    span = arith::MaxSIOp::create(rewriter, loc, span,
+                                  arith::ConstantIndexOp::create(rewriter, loc, 0));
+    sizes.push_back(arith::CeilDivSIOp::create(rewriter, loc, span,
+                                               arith::ConstantIndexOp::create(rewriter, loc, step))
+                        .getResult());
+  }
+  return tensor::ExtractSliceOp::create(rewriter, loc, resultType, input, offsets, sizes, strides)
+      .getResult();
 }
 
 //===----------------------------------------------------------------------===//
@@ -588,17 +687,18 @@ FailureOr<Value> lowerLoss(OpTy op, typename OpTy::Adaptor adaptor, RankedTensor
 } // namespace
 
 void populateTensorPatterns(TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<
-      LowerWith<MatmulOp, lowerMatmul>, LowerWith<SumOp, lowerReduce<SumOp>>,
-      LowerWith<MeanOp, lowerReduce<MeanOp>>, LowerWith<ReduceMaxOp, lowerReduce<ReduceMaxOp>>,
-      LowerWith<SoftmaxOp, lowerSoftmax<SoftmaxOp>>,
-      LowerWith<LogSoftmaxOp, lowerSoftmax<LogSoftmaxOp>>, LowerWith<LayerNormOp, lowerLayerNorm>,
-      LowerWith<BatchNormOp, lowerBatchNorm>, LowerWith<ReshapeOp, lowerReshape>,
-      LowerWith<TransposeOp, lowerTranspose>, LowerWith<PermuteOp, lowerPermute>,
-      LowerWith<ConcatOp, lowerConcat>, LowerWith<EmbeddingOp, lowerEmbedding>,
-      LowerWith<GatherOp, lowerGather>, LowerWith<IndexSelectOp, lowerIndexSelect>,
-      LowerWith<CrossEntropyOp, lowerLoss<CrossEntropyOp>>,
-      LowerWith<NllLossOp, lowerLoss<NllLossOp>>>(converter, patterns.getContext());
+  patterns
+      .add<LowerWith<MatmulOp, lowerMatmul>, LowerWith<SumOp, lowerReduce<SumOp>>,
+           LowerWith<MeanOp, lowerReduce<MeanOp>>, LowerWith<ReduceMaxOp, lowerReduce<ReduceMaxOp>>,
+           LowerWith<SoftmaxOp, lowerSoftmax<SoftmaxOp>>,
+           LowerWith<LogSoftmaxOp, lowerSoftmax<LogSoftmaxOp>>,
+           LowerWith<LayerNormOp, lowerLayerNorm>, LowerWith<BatchNormOp, lowerBatchNorm>,
+           LowerWith<ReshapeOp, lowerReshape>, LowerWith<TransposeOp, lowerTranspose>,
+           LowerWith<PermuteOp, lowerPermute>, LowerWith<ConcatOp, lowerConcat>,
+           LowerWith<SliceOp, lowerSlice>, LowerWith<EmbeddingOp, lowerEmbedding>,
+           LowerWith<GatherOp, lowerGather>, LowerWith<IndexSelectOp, lowerIndexSelect>,
+           LowerWith<CrossEntropyOp, lowerLoss<CrossEntropyOp>>,
+           LowerWith<NllLossOp, lowerLoss<NllLossOp>>>(converter, patterns.getContext());
 }
 
 } // namespace modelc::lower

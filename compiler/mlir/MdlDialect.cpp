@@ -6,6 +6,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::mdl;
 
@@ -101,4 +103,30 @@ LogicalResult mlir::mdl::verifySameDevice(Operation *op) {
     if (failed(check(type, "result #" + std::to_string(i))))
       return failure();
   return success();
+}
+
+std::optional<SmallVector<ReassociationIndices>> mlir::mdl::pureReshapeGroups(RankedTensorType from,
+                                                                              RankedTensorType to) {
+  if (from.getRank() == to.getRank())
+    return std::nullopt;
+  bool expanding = to.getRank() > from.getRank();
+  RankedTensorType wide = expanding ? to : from, narrow = expanding ? from : to;
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(narrow, wide);
+  if (!groups || groups->size() != static_cast<size_t>(narrow.getRank()))
+    return std::nullopt;
+  for (auto [narrowDim, group] : llvm::enumerate(*groups)) {
+    int64_t dynamic = llvm::count_if(group, [&](int64_t d) { return wide.isDynamicDim(d); });
+    // A dynamic narrow dim must come from exactly one dynamic wide dim (the
+    // rest are static), and a static one from static dims only.
+    if (dynamic > 1 || (dynamic == 1) != narrow.isDynamicDim(narrowDim))
+      return std::nullopt;
+  }
+  return groups;
+}
+
+int64_t mlir::mdl::slicedExtent(int64_t start, int64_t end, int64_t step, int64_t size) {
+  auto bound = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
+  int64_t first = bound(start), last = bound(end);
+  return last <= first || step < 1 ? 0 : (last - first + step - 1) / step;
 }

@@ -11,6 +11,7 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -32,6 +33,19 @@ DeviceAttr getDevice(Type type);
 /// Checks that every ranked-tensor operand and result of `op` lives on one
 /// device, and that every tensor encoding present is a #mdl.device.
 LogicalResult verifySameDevice(Operation *op);
+
+/// The reassociation of a reshape that only inserts or merges dims (every
+/// group holds at most one dynamic dim of the higher-rank side), so it is a
+/// tensor.expand_shape or collapse_shape; nullopt for any other reshape.
+std::optional<SmallVector<ReassociationIndices>> pureReshapeGroups(RankedTensorType from,
+                                                                   RankedTensorType to);
+inline bool isPureExpandOrCollapse(RankedTensorType from, RankedTensorType to) {
+  return pureReshapeGroups(from, to).has_value();
+}
+
+/// The extent of a Python slice `start:end:step` (negative bounds count from
+/// the end; both clamp into [0, size]) of a dim of `size`.
+int64_t slicedExtent(int64_t start, int64_t end, int64_t step, int64_t size);
 
 /// Op trait: all tensor operands and results share one device.
 template <typename ConcreteType>

@@ -119,6 +119,23 @@ LogicalResult DivOp::verify() { return verifyBinary(*this); }
 LogicalResult PowOp::verify() { return verifyBinary(*this); }
 LogicalResult MaxOp::verify() { return verifyBinary(*this); }
 LogicalResult MinOp::verify() { return verifyBinary(*this); }
+LogicalResult RemOp::verify() { return verifyBinary(*this); }
+
+template <typename LogicalOp> static LogicalResult verifyLogical(LogicalOp op) {
+  if (!op.getLhs().getType().getElementType().isInteger(1))
+    return op.emitOpError() << "operands must be i1 tensors, got "
+                            << op.getLhs().getType().getElementType();
+  return verifyBinary(op);
+}
+
+LogicalResult AndOp::verify() { return verifyLogical(*this); }
+LogicalResult OrOp::verify() { return verifyLogical(*this); }
+
+LogicalResult NotOp::verify() {
+  if (!getType().getElementType().isInteger(1))
+    return emitOpError() << "operand must be an i1 tensor, got " << getType().getElementType();
+  return success();
+}
 
 LogicalResult CmpOp::verify() {
   if (!llvm::is_contained({"eq", "ne", "lt", "le", "gt", "ge"}, getPredicate()))
@@ -273,14 +290,50 @@ LogicalResult ReshapeOp::verify() {
   RankedTensorType input = tensorOf(getInput());
   if (failed(verifySameElementType(*this, "result", getType(), input)))
     return failure();
-  if (getType().getNumDynamicDims() > 1)
-    return emitOpError() << "result may have at most one dynamic dim, got "
+  // Several dynamic dims need a pure expand or collapse (unsqueeze, squeeze,
+  // flatten), which keeps each of them tied to one input dim.
+  if (getType().getNumDynamicDims() > 1 && !isPureExpandOrCollapse(input, getType()))
+    return emitOpError() << "result may have at most one dynamic dim unless it only inserts or "
+                            "merges dims, got "
                          << getType().getNumDynamicDims();
   if (input.hasStaticShape() && getType().hasStaticShape() &&
       input.getNumElements() != getType().getNumElements())
     return emitOpError() << "cannot reshape " << input.getNumElements() << " elements into "
                          << getType().getNumElements();
   return success();
+}
+
+int64_t SliceOp::slicedExtent(int64_t d, int64_t inputExtent) {
+  if (llvm::is_contained(getIndexDims(), d))
+    return 1;
+  return mdl::slicedExtent(getStarts()[d], getEnds()[d], getSteps()[d], inputExtent);
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  int64_t rank = input.getRank();
+  if (failed(verifySameElementType(*this, "result", getType(), input)))
+    return failure();
+  for (auto [name, attr] : {std::pair{"starts", getStarts()}, std::pair{"ends", getEnds()},
+                            std::pair{"steps", getSteps()}})
+    if (static_cast<int64_t>(attr.size()) != rank)
+      return emitOpError() << name << " has " << attr.size() << " entries for rank " << rank;
+  for (int64_t step : getSteps())
+    if (step < 1)
+      return emitOpError() << "steps must be >= 1, got " << step;
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (failed(verifyDim(*this, "index dim", d, rank)))
+      return failure();
+    if (llvm::is_contained(getIndexDims(), d))
+      continue;
+    expected.push_back(input.isDynamicDim(d) ? ShapedType::kDynamic
+                                             : slicedExtent(d, input.getDimSize(d)));
+  }
+  for (int64_t d : getIndexDims())
+    if (failed(verifyDim(*this, "index dim", d, rank)))
+      return failure();
+  return verifyShape(*this, "result", getType(), expected);
 }
 
 LogicalResult TransposeOp::verify() {

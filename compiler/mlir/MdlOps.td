@@ -37,6 +37,14 @@ def Mdl_DivOp : Mdl_BinaryOp<"div">;
 def Mdl_PowOp : Mdl_BinaryOp<"pow">;
 def Mdl_MaxOp : Mdl_BinaryOp<"max">;
 def Mdl_MinOp : Mdl_BinaryOp<"min">;
+def Mdl_RemOp : Mdl_BinaryOp<"rem"> {
+  let description = [{
+    `%` with Python/PyTorch semantics: the result has the sign of the divisor
+    (floats: `a - floor(a / b) * b`). Integer `x % 0` is 0 (no trap).
+  }];
+}
+def Mdl_AndOp : Mdl_BinaryOp<"and"> { let summary = "elementwise logical and of i1 tensors"; }
+def Mdl_OrOp : Mdl_BinaryOp<"or"> { let summary = "elementwise logical or of i1 tensors"; }
 
 def Mdl_CmpOp : Mdl_Op<"cmp", [Pure, Mdl_SameDevice]> {
   let summary = "elementwise comparison (eq, ne, lt, le, gt, ge) giving i1";
@@ -76,6 +84,10 @@ def Mdl_LogOp : Mdl_UnaryOp<"log">;
 def Mdl_SqrtOp : Mdl_UnaryOp<"sqrt">;
 def Mdl_NegOp : Mdl_UnaryOp<"neg">;
 def Mdl_AbsOp : Mdl_UnaryOp<"abs">;
+def Mdl_NotOp : Mdl_UnaryOp<"not"> {
+  let summary = "elementwise logical not of an i1 tensor";
+  let hasVerifier = 1;
+}
 
 def Mdl_CastOp : Mdl_Op<"cast", [Pure, Mdl_SameDevice]> {
   let summary = "elementwise dtype conversion (same shape, same device)";
@@ -185,6 +197,27 @@ def Mdl_PermuteOp : Mdl_Op<"permute", [Pure, Mdl_SameDevice]> {
   let results = (outs Mdl_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def Mdl_SliceOp : Mdl_Op<"slice", [Pure, Mdl_SameDevice]> {
+  let summary = "basic indexing `x[i, a:b:s]` with Python semantics";
+  let description = [{
+    For each input dim d: `starts[d]`, `ends[d]` are Python bounds (negative
+    counts from the end; both are clamped into [0, size], so a slice never
+    reads outside the input), `steps[d]` >= 1. The dims listed in
+    `index_dims` are single indices (`x[i]`): their slice has size 1 and the
+    dim is dropped from the result. A dim an index cannot address (out of
+    range at run time) reads the nearest valid position instead.
+  }];
+  let arguments = (ins Mdl_Tensor:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
+                       DenseI64ArrayAttr:$steps, DenseI64ArrayAttr:$index_dims);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The extent of input dim `d` after slicing, for a static input extent.
+    int64_t slicedExtent(int64_t d, int64_t inputExtent);
+  }];
 }
 
 def Mdl_ConcatOp : Mdl_Op<"concat", [Pure, Mdl_SameDevice]> {
