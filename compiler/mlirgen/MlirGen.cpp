@@ -26,6 +26,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace modelc;
 using namespace modelc::mlirgen;
@@ -77,7 +78,9 @@ struct ModelFrame;
 
 /// A value during generation.
 struct GenValue {
-  enum class Kind { None, Tensor, Scalar, Device, DType, Model, ModelList, List };
+  /// Size: an int known only at run time (a symbolic dim such as `B`); only
+  /// creation ops take it, through the checker's types.
+  enum class Kind { None, Tensor, Scalar, Size, Device, DType, Model, ModelList, List };
   Kind kind = Kind::None;
   mlir::Value tensor;
   double number = 0;
@@ -119,6 +122,10 @@ struct ModelFrame {
 struct Scope {
   ModelFrame *frame = nullptr;
   llvm::StringMap<GenValue> locals;
+  /// Extents of the fn's symbolic dims (`B`), from the arguments that bound
+  /// them: static ones, and a tensor.dim for the dynamic ones.
+  llvm::DenseMap<sema::AtomId, int64_t> dimExtents;
+  llvm::DenseMap<sema::AtomId, mlir::Value> dimValues;
   std::optional<GenValue> returned;
 };
 
@@ -149,8 +156,31 @@ private:
   }
   std::optional<RankedTensorType> loweredType(const sema::Type &type, ModelFrame &frame, Range at);
   GenValue unsupported(Range at, const llvm::Twine &what);
+  /// `d` with the frame's arguments and the bound symbols substituted.
+  sema::Dim concreteDim(sema::Dim d, ModelFrame &frame);
   /// The extent of `d` in `frame` (its arguments and the bound symbols), or `?`.
-  int64_t extentOf(sema::Dim d, ModelFrame &frame);
+  int64_t extentOf(sema::Dim d, ModelFrame &frame) {
+    std::optional<int64_t> k = concreteDim(d, frame).asConstant();
+    return k && *k >= 0 ? *k : kDyn;
+  }
+  /// `d` as an index value: a constant, or computed from the run-time
+  /// extents of the scope's symbolic dims; null when it depends on anything
+  /// else.
+  mlir::Value sizeValue(sema::Dim d, Scope &scope, mlir::Location l);
+  /// `d` with the scope's static symbol extents substituted (a callee's `T`
+  /// is what its arguments gave it, whatever the entry fn's `T` is).
+  sema::Dim scopedDim(sema::Dim d, Scope &scope) {
+    return d.substitute([&](sema::AtomId atom) -> std::optional<sema::Dim> {
+      auto it = scope.dimExtents.find(atom);
+      if (it == scope.dimExtents.end())
+        return std::nullopt;
+      return sema::Dim::constant(it->second);
+    });
+  }
+  /// The checker's shape of `expr` as a tensor shape plus one index value per
+  /// dynamic dim; nullopt when a size cannot be computed.
+  std::optional<std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<mlir::Value>>>
+  checkedShape(const ast::Expr &expr, Scope &scope, mlir::Location l);
   GenValue fail() {
     failed = true;
     return {};
@@ -161,6 +191,7 @@ private:
   GenValue genName(const ast::NameExpr &name, Scope &scope);
   GenValue genMember(const ast::MemberExpr &member, Scope &scope);
   GenValue genBinary(const ast::BinaryExpr &binary, Scope &scope);
+  GenValue genIndex(const ast::IndexExpr &index, Scope &scope);
   GenValue genCall(const ast::CallExpr &call, Scope &scope,
                    std::optional<sema::Device> placement = std::nullopt);
   GenValue genBuiltin(llvm::StringRef name, const ast::CallExpr &call, const GenValue *receiver,
@@ -176,6 +207,9 @@ private:
   mlir::Value broadcastScalar(const GenValue &scalar, mlir::Value like, Range at);
   mlir::Value binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at);
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l);
+  /// adaptive_avg_pool2d of a static [N, C, H, W] to [N, C, outH, outW] when
+  /// the output does not divide the input: one mean per (overlapping) window.
+  mlir::Value adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW, mlir::Location l);
 
   mlir::MLIRContext &ctx;
   const sema::CheckedProgram &program;
@@ -254,16 +288,54 @@ std::optional<RankedTensorType> Generator::loweredType(const sema::Type &type, M
   return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
 }
 
-int64_t Generator::extentOf(sema::Dim d, ModelFrame &frame) {
-  sema::Dim concrete =
-      frame.subst().apply(d).substitute([&](sema::AtomId atom) -> std::optional<sema::Dim> {
-        for (const auto &[bound, value] : bindings)
-          if (bound == atom)
-            return sema::Dim::constant(value);
-        return std::nullopt;
-      });
-  std::optional<int64_t> k = concrete.asConstant();
-  return k && *k >= 0 ? *k : kDyn;
+sema::Dim Generator::concreteDim(sema::Dim d, ModelFrame &frame) {
+  return frame.subst().apply(d).substitute([&](sema::AtomId atom) -> std::optional<sema::Dim> {
+    for (const auto &[bound, value] : bindings)
+      if (bound == atom)
+        return sema::Dim::constant(value);
+    return std::nullopt;
+  });
+}
+
+mlir::Value Generator::sizeValue(sema::Dim d, Scope &scope, mlir::Location l) {
+  auto constant = [&](int64_t v) -> mlir::Value {
+    return mlir::arith::ConstantIndexOp::create(b, l, v);
+  };
+  sema::Dim concrete = concreteDim(d, *scope.frame);
+  if (std::optional<int64_t> k = concrete.asConstant())
+    return *k >= 0 ? constant(*k) : mlir::Value();
+  mlir::Value total;
+  for (const sema::Term &term : concrete.terms()) {
+    mlir::Value product = constant(term.coeff);
+    for (sema::AtomId atom : term.atoms) {
+      auto it = scope.dimValues.find(atom);
+      if (it == scope.dimValues.end())
+        return {};
+      product = mlir::arith::MulIOp::create(b, l, product, it->second);
+    }
+    total = total ? mlir::Value(mlir::arith::AddIOp::create(b, l, total, product)) : product;
+  }
+  return total ? total : constant(0);
+}
+
+std::optional<std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<mlir::Value>>>
+Generator::checkedShape(const ast::Expr &expr, Scope &scope, mlir::Location l) {
+  const sema::ExprInfo *info = program.typeOf(&expr);
+  if (!info || !info->type.isTensor() || info->type.shape.hasPack())
+    return std::nullopt;
+  llvm::SmallVector<int64_t> shape;
+  llvm::SmallVector<mlir::Value> dynamic;
+  for (sema::Dim dim : info->type.shape.dims) {
+    sema::Dim d = scopedDim(dim, scope);
+    shape.push_back(extentOf(d, *scope.frame));
+    if (shape.back() != kDyn)
+      continue;
+    mlir::Value v = sizeValue(d, scope, l);
+    if (!v)
+      return std::nullopt;
+    dynamic.push_back(v);
+  }
+  return std::make_pair(shape, dynamic);
 }
 
 GenValue Generator::unsupported(Range at, const llvm::Twine &what) {
@@ -344,6 +416,23 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
     unsupported(generic->decl->name.range, "an entry fn that does not return one tensor");
     return nullptr;
   }
+  // The caller sizes the output from the signature: a result of another
+  // static shape would be written out of bounds.
+  if (std::optional<RankedTensorType> promised = loweredType(fn->result, root, modelRange)) {
+    RankedTensorType actual = typeOf(result.tensor);
+    bool fits = actual.getRank() == promised->getRank() &&
+                actual.getElementType() == promised->getElementType();
+    for (int64_t d = 0; fits && d < actual.getRank(); ++d)
+      fits = actual.isDynamicDim(d) || promised->isDynamicDim(d) ||
+             actual.getDimSize(d) == promised->getDimSize(d);
+    if (!fits) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "a result of type " << actual << " where the signature promises " << *promised;
+      unsupported(generic->decl->name.range, text);
+      return nullptr;
+    }
+  }
   mlir::func::ReturnOp::create(b, loc(generic->decl->bodyRange), result.tensor);
   func.setType(b.getFunctionType(argTypes, {result.tensor.getType()}));
   if (mlir::failed(mlir::verify(*module))) {
@@ -405,6 +494,25 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
   scope.frame = &frame;
   for (size_t i = 0; i < fn.params.size() && i < args.size(); ++i)
     scope.locals[fn.params[i].name.name] = args[i];
+  // Symbolic dims of the signature take their extents from the arguments.
+  if (const sema::FnInfo *info = frame.info().findFn(fn.name.name)) {
+    for (size_t i = 0; i < info->params.size() && i < args.size(); ++i) {
+      const sema::Type &type = info->params[i].type;
+      if (args[i].kind != GenValue::Kind::Tensor || !type.isTensor() || type.shape.hasPack())
+        continue;
+      RankedTensorType actual = typeOf(args[i].tensor);
+      for (size_t d = 0; d < type.shape.dims.size() && int64_t(d) < actual.getRank(); ++d) {
+        std::optional<sema::AtomId> atom = type.shape.dims[d].asAtom();
+        if (!atom || scope.dimExtents.count(*atom) || scope.dimValues.count(*atom))
+          continue;
+        if (!actual.isDynamicDim(d))
+          scope.dimExtents[*atom] = actual.getDimSize(d);
+        else
+          scope.dimValues[*atom] =
+              mlir::tensor::DimOp::create(b, args[i].tensor.getLoc(), args[i].tensor, int64_t(d));
+      }
+    }
+  }
   genStmts(fn.body, scope);
   --depth;
   if (failed)
@@ -506,7 +614,7 @@ std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame 
     return GenValue::ofScalar(bl->value ? 1 : 0, false);
   if (const sema::ExprInfo *info = program.typeOf(&expr)) {
     if (info->type.kind() == sema::Type::Kind::Int && info->type.intValue)
-      if (std::optional<int64_t> k = frame.subst().apply(*info->type.intValue).asConstant())
+      if (std::optional<int64_t> k = concreteDim(*info->type.intValue, frame).asConstant())
         return GenValue::ofScalar(double(*k), true);
   }
   if (auto *name = dyn_cast<ast::NameExpr>(&expr)) {
@@ -514,10 +622,14 @@ std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame 
     if (it != frame.scalarArgs.end())
       return GenValue::ofScalar(it->second, false);
   }
-  if (auto *u = dyn_cast<ast::UnaryExpr>(&expr))
-    if (u->op == ast::UnaryOp::Neg)
-      if (std::optional<GenValue> v = constantOf(*u->operand, frame))
-        return GenValue::ofScalar(-v->number, v->isInt);
+  if (auto *u = dyn_cast<ast::UnaryExpr>(&expr)) {
+    std::optional<GenValue> v = constantOf(*u->operand, frame);
+    if (!v)
+      return std::nullopt;
+    if (u->op == ast::UnaryOp::Not)
+      return GenValue::ofScalar(v->number == 0 ? 1 : 0, false);
+    return GenValue::ofScalar(-v->number, v->isInt);
+  }
   if (auto *bin = dyn_cast<ast::BinaryExpr>(&expr)) {
     std::optional<GenValue> l = constantOf(*bin->lhs, frame), r = constantOf(*bin->rhs, frame);
     if (!l || !r)
@@ -537,6 +649,28 @@ std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame 
                                 isInt);
     case ast::BinaryOp::Pow:
       return GenValue::ofScalar(std::pow(l->number, r->number), isInt);
+    case ast::BinaryOp::Mod: {
+      if (r->number == 0)
+        return std::nullopt;
+      // Python: the result has the divisor's sign.
+      return GenValue::ofScalar(l->number - std::floor(l->number / r->number) * r->number, isInt);
+    }
+    case ast::BinaryOp::And:
+      return GenValue::ofScalar(l->number != 0 && r->number != 0, false);
+    case ast::BinaryOp::Or:
+      return GenValue::ofScalar(l->number != 0 || r->number != 0, false);
+    case ast::BinaryOp::Eq:
+      return GenValue::ofScalar(l->number == r->number, false);
+    case ast::BinaryOp::Ne:
+      return GenValue::ofScalar(l->number != r->number, false);
+    case ast::BinaryOp::Lt:
+      return GenValue::ofScalar(l->number < r->number, false);
+    case ast::BinaryOp::Le:
+      return GenValue::ofScalar(l->number <= r->number, false);
+    case ast::BinaryOp::Gt:
+      return GenValue::ofScalar(l->number > r->number, false);
+    case ast::BinaryOp::Ge:
+      return GenValue::ofScalar(l->number >= r->number, false);
     default:
       return std::nullopt;
     }
@@ -582,15 +716,18 @@ GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
   }
   case ast::Expr::Kind::Unary: {
     auto *u = dyn_cast<ast::UnaryExpr>(&expr);
-    if (u->op == ast::UnaryOp::Not)
-      return unsupported(u->opRange, "`not`");
+    bool isNot = u->op == ast::UnaryOp::Not;
     GenValue x = gen(*u->operand, scope);
     if (!x.ok())
       return {};
     if (x.kind == GenValue::Kind::Scalar)
-      return GenValue::ofScalar(-x.number, x.isInt);
+      return isNot ? GenValue::ofScalar(x.number == 0 ? 1 : 0, false)
+                   : GenValue::ofScalar(-x.number, x.isInt);
     if (x.kind != GenValue::Kind::Tensor)
-      return unsupported(expr.range, "negating this value");
+      return unsupported(expr.range, isNot ? "`not` of this value" : "negating this value");
+    if (isNot)
+      return GenValue::ofTensor(
+          mlir::mdl::NotOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
     return GenValue::ofTensor(
         mlir::mdl::NegOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
   }
@@ -601,7 +738,7 @@ GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
   case ast::Expr::Kind::Member:
     return genMember(*dyn_cast<ast::MemberExpr>(&expr), scope);
   case ast::Expr::Kind::Index:
-    return unsupported(expr.range, "indexing and slicing (`x[...]`)");
+    return genIndex(*dyn_cast<ast::IndexExpr>(&expr), scope);
   case ast::Expr::Kind::Instantiate:
     return unsupported(expr.range, "instantiating a model inside a fn");
   }
@@ -642,6 +779,11 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
   if (std::optional<GenValue> c = constantOf(name, frame))
     return *c;
   const sema::ExprInfo *einfo = program.typeOf(&name);
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
+    GenValue v;
+    v.kind = GenValue::Kind::Size;
+    return v;
+  }
   if (einfo && einfo->type.kind() == sema::Type::Kind::Device) {
     std::optional<sema::Device> d = concreteDevice(einfo->type.dev, frame);
     if (d) {
@@ -747,6 +889,12 @@ mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value r
     return mlir::mdl::DivOp::create(b, l, result, lhs, rhs);
   case ast::BinaryOp::Pow:
     return mlir::mdl::PowOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Mod:
+    return mlir::mdl::RemOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::And:
+    return mlir::mdl::AndOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Or:
+    return mlir::mdl::OrOp::create(b, l, result, lhs, rhs);
   case ast::BinaryOp::Eq:
     return cmp("eq");
   case ast::BinaryOp::Ne:
@@ -788,6 +936,11 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   if (!lt && !rt) {
     if (std::optional<GenValue> c = constantOf(binary, *scope.frame))
       return *c;
+    if (lhs.kind == GenValue::Kind::Size || rhs.kind == GenValue::Kind::Size) {
+      GenValue v;
+      v.kind = GenValue::Kind::Size;
+      return v;
+    }
     return unsupported(binary.range, "this scalar expression");
   }
   if (!lt && lhs.kind != GenValue::Kind::Scalar)
@@ -800,6 +953,86 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   if (!v)
     return fail();
   return GenValue::ofTensor(v);
+}
+
+GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
+  GenValue base = gen(*index.base, scope);
+  if (!base.ok())
+    return {};
+  auto constantInt = [&](const ast::Expr &e) -> std::optional<int64_t> {
+    std::optional<GenValue> v = constantOf(e, *scope.frame);
+    if (!v)
+      return std::nullopt;
+    return int64_t(v->number);
+  };
+  if (base.kind == GenValue::Kind::ModelList) {
+    std::optional<int64_t> i;
+    if (index.subscripts.size() == 1 && !index.subscripts[0].isSlice)
+      i = constantInt(*index.subscripts[0].index);
+    int64_t n = int64_t(base.models.size());
+    if (!i || *i < -n || *i >= n)
+      return unsupported(index.range, "this submodel index");
+    GenValue v;
+    v.kind = GenValue::Kind::Model;
+    v.model = base.models[size_t(*i < 0 ? *i + n : *i)];
+    return v;
+  }
+  if (base.kind != GenValue::Kind::Tensor)
+    return unsupported(index.base->range, "indexing this value");
+
+  RankedTensorType xt = typeOf(base.tensor);
+  int64_t rank = xt.getRank();
+  if (int64_t(index.subscripts.size()) > rank)
+    return unsupported(index.range, "more subscripts than dims");
+  constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1), indexDims, shape;
+  for (size_t d = 0; d < index.subscripts.size(); ++d) {
+    const ast::Slice &sub = index.subscripts[d];
+    int64_t extent = xt.getDimSize(d);
+    auto bound = [&](const ast::ExprPtr &e, int64_t dflt) -> std::optional<int64_t> {
+      return e ? constantInt(*e) : std::optional<int64_t>(dflt);
+    };
+    std::optional<int64_t> start = bound(sub.isSlice ? sub.begin : sub.index, 0),
+                           end = bound(sub.end, kToEnd), step = bound(sub.step, 1);
+    if (!start || !end || !step)
+      return unsupported(sub.range, "a subscript known only at run time");
+    if (!sub.isSlice) {
+      // PyTorch raises IndexError; a static extent lets us say so here.
+      if (extent != kDyn && (*start < -extent || *start >= extent))
+        return unsupported(sub.range, "the out-of-range index " + std::to_string(*start) +
+                                          " into a dim of size " + std::to_string(extent));
+      starts[d] = *start;
+      ends[d] = *start + 1;
+      indexDims.push_back(int64_t(d));
+      continue;
+    }
+    if (*step < 1)
+      return unsupported(sub.range, "a slice step below 1");
+    starts[d] = *start;
+    ends[d] = *end;
+    steps[d] = *step;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(indexDims, d))
+      shape.push_back(xt.isDynamicDim(d) ? kDyn
+                                         : mlir::mdl::slicedExtent(starts[d], ends[d], steps[d],
+                                                                   xt.getDimSize(d)));
+  // The checker sizes a slice as (end - begin) / step without clamping; when
+  // the bounds leave the dim, PyTorch's (clamped) result disagrees with it.
+  if (const sema::ExprInfo *info = program.typeOf(&index);
+      info && info->type.isTensor() && info->type.shape.dims.size() == shape.size()) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t promised = extentOf(scopedDim(info->type.shape.dims[d], scope), *scope.frame);
+      if (promised != kDyn && shape[d] != kDyn && promised != shape[d])
+        return unsupported(index.range, "a slice that reaches outside its dim (it has " +
+                                            std::to_string(shape[d]) + " elements, its type says " +
+                                            std::to_string(promised) + ")");
+    }
+  }
+  return GenValue::ofTensor(
+      mlir::mdl::SliceOp::create(b, loc(index.range), withShape(base.tensor, shape), base.tensor,
+                                 b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(ends),
+                                 b.getDenseI64ArrayAttr(steps), b.getDenseI64ArrayAttr(indexDims)));
 }
 
 GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
@@ -833,6 +1066,37 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
     return unsupported(call.callee->range, "the method `" + member->member.name + "`");
   }
   return unsupported(call.callee->range, "calling this expression");
+}
+
+mlir::Value Generator::adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW,
+                                                mlir::Location l) {
+  // PyTorch's windows: output i averages rows floor(i*H/OH) to ceil((i+1)*H/OH).
+  RankedTensorType xt = typeOf(x);
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2), w = xt.getDimSize(3);
+  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+  auto window = [](int64_t i, int64_t in, int64_t out) {
+    return std::pair<int64_t, int64_t>{i * in / out, ((i + 1) * in + out - 1) / out};
+  };
+  llvm::SmallVector<mlir::Value> rows;
+  for (int64_t i = 0; i < outH; ++i) {
+    auto [top, bottom] = window(i, h, outH);
+    llvm::SmallVector<mlir::Value> cells;
+    for (int64_t j = 0; j < outW; ++j) {
+      auto [left, right] = window(j, w, outW);
+      mlir::Value cell = mlir::mdl::SliceOp::create(
+          b, l, withShape(x, {n, c, bottom - top, right - left}), x,
+          b.getDenseI64ArrayAttr({0, 0, top, left}),
+          b.getDenseI64ArrayAttr({kAll, kAll, bottom, right}), b.getDenseI64ArrayAttr({1, 1, 1, 1}),
+          b.getDenseI64ArrayAttr({}));
+      cells.push_back(mlir::mdl::MeanOp::create(b, l, withShape(x, {n, c, 1, 1}), cell,
+                                                b.getDenseI64ArrayAttr({2, 3}),
+                                                b.getBoolAttr(true)));
+    }
+    rows.push_back(mlir::mdl::ConcatOp::create(b, l, withShape(x, {n, c, 1, outW}), cells,
+                                               b.getI64IntegerAttr(3)));
+  }
+  return mlir::mdl::ConcatOp::create(b, l, withShape(x, {n, c, outH, outW}), rows,
+                                     b.getI64IntegerAttr(2));
 }
 
 mlir::Value Generator::reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l) {
@@ -1187,7 +1451,17 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
       return unsupported(call.range, "`" + name + "` on an input without a batch dim");
     auto out = pairArg(1, 1);
     llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1), out[0], out[1]};
-    return GenValue::ofTensor(mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
+    int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
+    bool global = out[0] == 1 && out[1] == 1;
+    bool divides =
+        h != kDyn && w != kDyn && out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0;
+    if (global || divides)
+      return GenValue::ofTensor(
+          mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
+    if (h == kDyn || w == kDyn || out[0] < 1 || out[1] < 1)
+      return unsupported(call.range, "`adaptive_avg_pool2d` of an input whose size is known only "
+                                     "at run time, to an output that does not divide it");
+    return GenValue::ofTensor(adaptiveAvgPoolByWindows(x, out[0], out[1], l));
   }
   if (name == "layer_norm") {
     mlir::Value w = tensorArg(1), bias = tensorArg(2);
@@ -1278,34 +1552,27 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     std::optional<std::pair<mlir::Type, mlir::Attribute>> et = callType();
     if (!et)
       return unsupported(call.range, "`" + name + "` whose device is unknown");
-    llvm::SmallVector<int64_t> shape;
-    if (name == "arange" || name == "eye") {
-      if (!has(0) || args[0]->kind != GenValue::Kind::Scalar)
-        return unsupported(call.range, "`" + name + "` with a size known only at run time");
-      int64_t n = int64_t(args[0]->number);
-      shape.assign(name == "eye" ? 2 : 1, n);
-    } else {
-      std::optional<llvm::SmallVector<int64_t>> s = listArg(0);
-      if (!s)
-        return unsupported(call.range, "`" + name + "` with a size known only at run time");
-      shape = *s;
-    }
-    RankedTensorType rt = tensorType(shape, et->first, et->second);
-    mlir::ValueRange none;
+    // The checker's shape: sizes fixed by the instance are static, symbolic
+    // ones (`zeros([B, n])`) come from the extents the inputs bound.
+    auto checked = checkedShape(call, scope, l);
+    if (!checked)
+      return unsupported(call.range, "`" + name + "` with a size known only at run time");
+    RankedTensorType rt = tensorType(checked->first, et->first, et->second);
+    mlir::ValueRange sizes(checked->second);
     if (name == "zeros")
-      return GenValue::ofTensor(mlir::mdl::ZerosOp::create(b, l, rt, none));
+      return GenValue::ofTensor(mlir::mdl::ZerosOp::create(b, l, rt, sizes));
     if (name == "ones")
-      return GenValue::ofTensor(mlir::mdl::OnesOp::create(b, l, rt, none));
+      return GenValue::ofTensor(mlir::mdl::OnesOp::create(b, l, rt, sizes));
     if (name == "full")
       return GenValue::ofTensor(mlir::mdl::FullOp::create(
-          b, l, rt, none, b.getF64FloatAttr(has(1) ? args[1]->number : 0)));
+          b, l, rt, sizes, b.getF64FloatAttr(has(1) ? args[1]->number : 0)));
     if (name == "randn")
       return GenValue::ofTensor(
-          mlir::mdl::RandnOp::create(b, l, rt, none, b.getI64IntegerAttr(intArg(1, 0))));
+          mlir::mdl::RandnOp::create(b, l, rt, sizes, b.getI64IntegerAttr(intArg(1, 0))));
     if (name == "arange")
       return GenValue::ofTensor(
-          mlir::mdl::ArangeOp::create(b, l, rt, none, b.getF64FloatAttr(0), b.getF64FloatAttr(1)));
-    return GenValue::ofTensor(mlir::mdl::EyeOp::create(b, l, rt, none));
+          mlir::mdl::ArangeOp::create(b, l, rt, sizes, b.getF64FloatAttr(0), b.getF64FloatAttr(1)));
+    return GenValue::ofTensor(mlir::mdl::EyeOp::create(b, l, rt, sizes));
   }
   return unsupported(call.range, "`" + name + "`");
 }

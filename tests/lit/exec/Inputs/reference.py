@@ -112,6 +112,37 @@ def conv2d(x, w, b, stride, pad):
     return T([n, o, oh, ow], out)
 
 
+def conv2d_general(x, w, stride, pad, dil, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dil * (kw - 1) - 1) // stride + 1
+    out = []
+    for ni, oi, y, z in indices([n, o, oh, ow]):
+        g = oi // (o // groups)
+        acc = 0.0
+        for ci in range(cg):
+            for p in range(kh):
+                for q in range(kw):
+                    iy, iz = y * stride - pad + p * dil, z * stride - pad + q * dil
+                    if 0 <= iy < h and 0 <= iz < wd:
+                        acc += x.at(ni, g * cg + ci, iy, iz) * w.at(oi, ci, p, q)
+        out.append(acc)
+    return T([n, o, oh, ow], out)
+
+
+def adaptive_avg_pool(x, oh, ow):
+    """PyTorch's windows: rows floor(i*H/OH) to ceil((i+1)*H/OH)."""
+    n, c, h, w = x.shape
+    out = []
+    for ni, ci, i, j in indices([n, c, oh, ow]):
+        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+        cells = [x.at(ni, ci, r, q) for r in range(r0, r1) for q in range(c0, c1)]
+        out.append(sum(cells) / len(cells))
+    return T([n, c, oh, ow], out)
+
+
 def pool(x, k, f):
     n, c, h, w = x.shape
     out = []
@@ -198,7 +229,55 @@ def compute(fn, a):
         m, v, w, b = a[1:]
         return T(x.shape, [(x.at(*i) - m.v[i[1]]) / math.sqrt(v.v[i[1]] + 1e-5) * w.v[i[1]] + b.v[i[1]]
                            for i in indices(x.shape)])
+    return compute_more(fn, x, a)
+
+
+def rows(x):
+    return [[x.at(i, j) for j in range(x.shape[1])] for i in range(x.shape[0])]
+
+
+def from_rows(r):
+    return T([len(r), len(r[0]) if r else 0], [v for row in r for v in row])
+
+
+def compute_more(fn, x, a):
+    """The fns of more_ops.mdl: Python's own indexing, %, // and logic."""
+    r = rows(x)
+    if fn == "row_":
+        return T([x.shape[1]], r[1])
+    if fn == "last_col":
+        return T([x.shape[0]], [row[-1] for row in r])
+    if fn == "cols_":
+        return from_rows([row[1:3] for row in r])
+    if fn == "tail_":
+        return from_rows([row[-2:] for row in r])
+    if fn == "step_":
+        return from_rows([row[0::2] for row in r])
+    if fn == "rows_":
+        return from_rows([[p + q for p, q in zip(u, w)] for u, w in zip(r[1:], r[:-1])])
+    if fn == "mod_":
+        return ew2(x, a[1], lambda p, q: p % q + p % 2.0)
+    if fn == "imod":
+        return ew2(x, a[1], lambda p, q: int(p) % int(q) + (int(p) // int(q)) * 100)
+    if fn == "logic_":
+        return ew2(x, a[1], lambda p, q: p if (p > 0 and not q > 0) or p > 1 else q)
+    if fn == "logic_scalar":
+        return ew(x, lambda p: p if p > 0 else -p)
+    if fn == "sized":
+        return T(x.shape, [x.at(i, j) + 1.0 + i for i, j in indices(x.shape)])
+    if fn == "casts":
+        return ew(x, lambda p: int(p) * 2 + (1.0 if p > 0 else 0.0))
+    if fn == "ints":
+        return ew(x, lambda p: abs(-p) + max(p - 1, 0) * p)
+    if fn == "adaptive_odd":
+        return adaptive_avg_pool(x, 3, 2)
+    if fn == "conv_dil":
+        return conv2d_general(x, a[1], stride=1, pad=0, dil=2, groups=2)
     sys.exit("reference.py: no reference for fn %s" % fn)
+
+
+# Result dtypes other than f32.
+RESULT_DTYPES = {"cast_": "f64", "imod": "i64", "ints": "i64"}
 
 
 def compute_lookup(fn, table, a):
@@ -230,7 +309,7 @@ def main(argv):
         result = compute_lookup(fn, table, [load(p) for p in argv[4:]])
     else:
         result = compute(fn, [load(p) for p in argv[3:]])
-    npy.write_array(out, "f64" if fn == "cast_" else "f32", result.shape, result.v)
+    npy.write_array(out, RESULT_DTYPES.get(fn, "f32"), result.shape, result.v)
     return 0
 
 
