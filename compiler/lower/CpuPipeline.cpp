@@ -1,7 +1,7 @@
 //===- CpuPipeline.cpp - the mdl -> LLVM dialect pipeline for the cpu -----===//
 //
 //  1. mdl-to-linalg, then elementwise fusion (bias + activation after a
-//     matmul become one loop nest).
+//     matmul become one loop nest) that leaves matmuls alone for BLAS.
 //  2. One-shot bufferization; results become caller-provided out-params.
 //  3. f32 matmuls become OpenBLAS calls (optional), the rest loops.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
@@ -10,8 +10,14 @@
 
 #include "lower/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <mutex>
 
@@ -20,8 +26,8 @@ using namespace mlir;
 namespace modelc::lower {
 namespace {
 
-constexpr const char *kFuseAndBufferize =
-    "func.func(canonicalize,linalg-fuse-elementwise-ops,canonicalize),"
+constexpr const char *kBufferize =
+    "func.func(canonicalize),"
     "eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -33,6 +39,51 @@ constexpr const char *kToLlvm =
     "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";
+
+/// True for matmuls and other contractions: they must stay named ops so that
+/// mdl-matmul-to-blas can hand them to OpenBLAS.
+bool isContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+}
+
+/// linalg-fuse-elementwise-ops, except that no contraction takes part.
+/// Upstream, folding reshapes by expansion turns a matmul whose operand is
+/// a collapse_shape (im2col columns, a flatten) or whose result is expanded
+/// into a linalg.generic, and elementwise fusion then pulls the im2col copy
+/// into it: the conv becomes scalar loops instead of one SGEMM.
+struct FuseElementwiseKeepContractionsPass
+    : PassWrapper<FuseElementwiseKeepContractionsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwiseKeepContractionsPass)
+
+  StringRef getArgument() const final { return "mdl-fuse-elementwise"; }
+  StringRef getDescription() const final {
+    return "Fuse elementwise linalg ops and fold reshapes into them, leaving contractions "
+           "(matmuls) as named ops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      if (isContraction(producer) || isContraction(fused->getOwner()))
+        return false;
+      // As upstream: do not duplicate a producer with other uses.
+      return !producer || producer->hasOneUse();
+    };
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
 
 void registerUpstreamPassesOnce() {
   static std::once_flag once;
@@ -50,7 +101,9 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   registerUpstreamPassesOnce();
   pm.addPass(createLowerMdlToLinalgPass());
   // The strings name upstream passes only; they parse unless MLIR changes.
-  if (failed(parsePassPipeline(kFuseAndBufferize, pm)))
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwiseKeepContractionsPass>());
+  if (failed(parsePassPipeline(kBufferize, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (bufferization part) does not parse");
   if (options.useBlas)
     pm.addPass(createMatmulToBlasPass());
@@ -64,6 +117,7 @@ void registerPasses() {
   registerUpstreamPassesOnce();
   registerPass([] { return createLowerMdlToLinalgPass(); });
   registerPass([] { return createMatmulToBlasPass(); });
+  registerPass([] { return std::make_unique<FuseElementwiseKeepContractionsPass>(); });
   registerPass([] { return createExpandDynamicReshapesPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
