@@ -63,7 +63,7 @@ SmallVector<Value> windowResultDims(OpBuilder &b, Location loc, RankedTensorType
 
 /// Ungrouped conv as im2col + one 2-D matmul (which the BLAS pass takes):
 ///   patches[n, oh, ow, c, kh, kw] = padded[n, c, oh*s + kh*d, ow*s + kw*d]
-///   [N*OH*OW, C*KH*KW] x [C*KH*KW, O] -> [N, OH, OW, O] -> [N, O, OH, OW] (+ bias).
+///   [N*OH*OW, C*KH*KW] x [O, C*KH*KW]^T -> [N, OH, OW, O] -> [N, O, OH, OW] (+ bias).
 /// Needs static C, KH, KW, OH, OW; returns null otherwise.
 Value convAsMatmul(OpBuilder &b, Location loc, Value padded, Value weight, Value bias,
                    RankedTensorType resultType, ArrayRef<int64_t> stride,
@@ -103,11 +103,6 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value padded, Value weight, Value
       b, loc, patches, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
   Value flatWeight = tensor::CollapseShapeOp::create(
       b, loc, weight, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  auto weightTType = RankedTensorType::get({channels * kh * kw, outChannels}, elementType);
-  Value weightT =
-      linalg::TransposeOp::create(b, loc, flatWeight, emptyTensor(b, loc, weightTType, {}),
-                                  SmallVector<int64_t>{1, 0})
-          .getResult()[0];
   auto productType = RankedTensorType::get(
       {ShapedType::isDynamic(batch) ? ShapedType::kDynamic : batch * oh * ow, outChannels},
       elementType);
@@ -115,8 +110,13 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value padded, Value weight, Value
   if (ShapedType::isDynamic(batch))
     productDyn.push_back(dimValue(b, loc, columns, 0));
   Value acc = filledTensor(b, loc, productType, productDyn, scalarConstant(b, loc, elementType, 0));
+  // The weight is read in place as the transposed operand (BLAS's transpose
+  // flag): copying it to [C*KH*KW, O] would cost an allocation and a pass
+  // over the weights on every call.
   Value product =
-      linalg::MatmulOp::create(b, loc, ValueRange{columns, weightT}, ValueRange{acc}).getResult(0);
+      linalg::MatmulTransposeBOp::create(b, loc, TypeRange{productType},
+                                         ValueRange{columns, flatWeight}, ValueRange{acc})
+          .getResult(0);
   SmallVector<OpFoldResult> nhwcShape = {
       ShapedType::isDynamic(batch) ? OpFoldResult(batchDyn[0]) : b.getIndexAttr(batch),
       b.getIndexAttr(oh), b.getIndexAttr(ow), b.getIndexAttr(outChannels)};
