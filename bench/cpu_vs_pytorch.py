@@ -123,7 +123,7 @@ class ModelcProcess:
         env = dict(os.environ)
         env["OMP_NUM_THREADS"] = str(threads)
         cmd = [exe, os.path.join(ROOT, mdl), "--model", model, "--weights", weights,
-               "--input", input_path, "--output", output_path, "--threads", str(threads)]
+               "--input", input_path, "--output", output_path, "--blas-threads", str(threads)]
         if args:
             cmd += ["--args", args]
         if no_blas:

@@ -47,9 +47,11 @@ cl::opt<std::string> argsOpt("args", cl::desc("Model arguments, e.g. in=784,hidd
 cl::opt<std::string> weightsOpt("weights", cl::Required, cl::desc("Weights (.safetensors)"));
 cl::opt<std::string> inputOpt("input", cl::Required, cl::desc("Input (.npy)"));
 cl::opt<std::string> outputOpt("output", cl::desc("Write the output here (.npy)"));
-cl::opt<int> threadsOpt("threads", cl::init(1), cl::desc("OpenBLAS threads"));
+cl::opt<int> threadsOpt("blas-threads", cl::init(1), cl::desc("OpenBLAS threads"));
 cl::opt<int> warmupOpt("warmup", cl::init(20), cl::desc("Untimed forwards after compiling"));
 cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"));
+cl::opt<bool> dumpLoweredOpt("dump-lowered",
+                             cl::desc("Print the module after the cpu pipeline to stderr"));
 cl::opt<bool> dynamicBatchOpt("dynamic-batch",
                               cl::desc("Keep the batch dim dynamic (default: specialise)"));
 
@@ -140,6 +142,8 @@ int main(int argc, char **argv) {
       jit::JitModule::compile(*module, jitOptions);
   if (!compiled)
     fail(llvm::toString(compiled.takeError()));
+  if (dumpLoweredOpt)
+    module->print(llvm::errs());
   llvm::Expected<jit::JitModule::PackedFunction> entry = (*compiled)->lookupPacked("forward");
   if (!entry)
     fail(llvm::toString(entry.takeError()));
