@@ -329,4 +329,68 @@ TEST_F(ExamplesTest, MlpBlockRunsOnTheEmulator) {
   expectClose(got, want);
 }
 
+/// NCHW conv2d (stride 1, no groups) with bias, then ReLU.
+std::vector<float> convRelu(const std::vector<float> &x, const std::vector<float> &w,
+                            const std::vector<float> &bias, int64_t n, int64_t c, int64_t h,
+                            int64_t o, int64_t k, int64_t pad) {
+  int64_t oh = h + 2 * pad - k + 1;
+  std::vector<float> y(n * o * oh * oh);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < oh; ++j) {
+          double acc = bias[oc];
+          for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t r = 0; r < k; ++r)
+              for (int64_t t = 0; t < k; ++t) {
+                int64_t ih = i - pad + r, iw = j - pad + t;
+                if (ih >= 0 && ih < h && iw >= 0 && iw < h)
+                  acc += double(x[((b * c + ic) * h + ih) * h + iw]) *
+                         w[((oc * c + ic) * k + r) * k + t];
+              }
+          y[((b * o + oc) * oh + i) * oh + j] = std::max(float(acc), 0.0f);
+        }
+  return y;
+}
+
+/// 2x2 max pooling with stride 2.
+std::vector<float> maxPool(const std::vector<float> &x, int64_t planes, int64_t h) {
+  int64_t oh = h / 2;
+  std::vector<float> y(planes * oh * oh);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < oh; ++j) {
+        float m = -INFINITY;
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t t = 0; t < 2; ++t)
+            m = std::max(m, x[(p * h + 2 * i + r) * h + 2 * j + t]);
+        y[(p * oh + i) * oh + j] = m;
+      }
+  return y;
+}
+
+TEST_F(ExamplesTest, LeNet5RunsOnTheEmulator) {
+  DevicePlan p = plan(examples[1]);
+  const int64_t batch = 2;
+  std::vector<std::vector<float>> state = {
+      randomValues(6 * 25, 21, 0.3f),     randomValues(6, 22, 0.1f),
+      randomValues(16 * 150, 23, 0.1f),   randomValues(16, 24, 0.1f),
+      randomValues(120 * 400, 25, 0.05f), randomValues(120, 26, 0.1f),
+      randomValues(84 * 120, 27, 0.1f),   randomValues(84, 28, 0.1f),
+      randomValues(10 * 84, 29, 0.1f),    randomValues(10, 30, 0.1f)};
+  std::vector<float> x = randomValues(batch * 28 * 28, 31, 1);
+  std::vector<float> got = runOnEmulator(p, state, x, {batch, 1, 28, 28});
+  std::vector<float> a =
+      maxPool(convRelu(x, state[0], state[1], batch, 1, 28, 6, 5, 2), batch * 6, 28);
+  std::vector<float> f =
+      maxPool(convRelu(a, state[2], state[3], batch, 6, 14, 16, 5, 0), batch * 16, 10);
+  std::vector<float> h1 = linear(f, state[4], state[5], batch, 400, 120);
+  for (float &v : h1)
+    v = std::max(v, 0.0f);
+  std::vector<float> h2 = linear(h1, state[6], state[7], batch, 120, 84);
+  for (float &v : h2)
+    v = std::max(v, 0.0f);
+  expectClose(got, linear(h2, state[8], state[9], batch, 84, 10));
+}
+
 } // namespace
