@@ -248,6 +248,9 @@ std::string Planner::kernelName(llvm::ArrayRef<std::string> opNames) {
   std::string name = "k" + std::to_string(kernelCount++);
   unsigned shown = 0;
   for (const std::string &op : opNames) {
+    // Constants folded into an expression say nothing about the kernel.
+    if (op == "full" || op == "zeros" || op == "ones")
+      continue;
     if (shown++ == 4) {
       name += "_etc";
       break;
