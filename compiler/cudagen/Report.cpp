@@ -216,8 +216,8 @@ llvm::Expected<std::string> formatReport(const DevicePlan &plan, const ReportOpt
   for (const auto &entry : options.symbols)
     bindings.push_back(llvm::formatv("{0}={1}", entry.getKey(), entry.getValue()).str());
   llvm::sort(bindings);
-  os << llvm::formatv("reference GPU: {0} ({1} FP32 FLOP/s, {2}/s memory)\n", peaks.name,
-                      humanCount(peaks.fp32FlopsPerSecond), humanBytes(peaks.memoryBytesPerSecond));
+  os << llvm::formatv("reference GPU: {0} ({1}FLOP/s FP32, {2}B/s memory)\n", peaks.name,
+                      humanCount(peaks.fp32FlopsPerSecond), humanCount(peaks.memoryBytesPerSecond));
   os << "symbolic dims: " << (bindings.empty() ? "none" : llvm::join(bindings, ", ")) << "\n";
 
   auto eval = [&](const SizeExpr &e) -> llvm::Expected<double> {
@@ -266,7 +266,7 @@ llvm::Expected<std::string> formatReport(const DevicePlan &plan, const ReportOpt
       double seconds = std::max(computeTime, memoryTime) + peaks.kernelLaunchSeconds;
       unsigned runs = launches[{code.device, k.name}];
       totalSeconds += seconds * runs;
-      std::string regs = options.resourcesMissing, smem = "";
+      std::string regs = "n/a", smem = "n/a";
       if (resources != options.resources.end()) {
         auto r = resources->second.find(k.name);
         if (r != resources->second.end()) {
@@ -297,8 +297,10 @@ llvm::Expected<std::string> formatReport(const DevicePlan &plan, const ReportOpt
   os << llvm::formatv("  estimated copy time:     {0}\n", humanSeconds(copySeconds));
   os << llvm::formatv("  estimated total:         {0} (cpu calls not included)\n",
                       humanSeconds(totalSeconds + copySeconds));
-  if (!options.resourcesArch.empty())
-    os << "registers and shared memory: ptxas -v -arch=" << options.resourcesArch << "\n";
+  os << "registers and shared memory: "
+     << (options.resources.empty() ? options.resourcesMissing
+                                   : "ptxas -v -arch=" + options.resourcesArch)
+     << "\n";
   return text;
 }
 
