@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <utility>
+#include <vector>
 
 #if MODELC_HAVE_CBLAS
 #include <cblas.h>
@@ -49,7 +52,11 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
       cv.trans == CblasNoTrans) {
     // A single row or column (batch 1) is a matrix-vector product: sgemv
     // skips sgemm's packing and is 2-3x faster at these sizes.
-    if (m == 1 && fitsInt(a->strides[1]) && fitsInt(c->strides[1])) {
+    // Only on one BLAS thread: OpenBLAS splits sgemv over its threads from
+    // ~9k elements on, where sgemm stays single-threaded below 262k
+    // multiply-adds, and that sync costs more than the product here.
+    bool singleThreaded = openblas_get_num_threads() == 1;
+    if (singleThreaded && m == 1 && fitsInt(a->strides[1]) && fitsInt(c->strides[1])) {
       // c[0, :] += op(B)^T a[0, :]; B is stored [k, n] (NoTrans) or [n, k].
       bool stored = bv.trans == CblasNoTrans;
       cblas_sgemv(CblasRowMajor, stored ? CblasTrans : CblasNoTrans,
@@ -58,7 +65,7 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
                   static_cast<int>(c->strides[1]));
       return;
     }
-    if (n == 1 && fitsInt(b->strides[0]) && fitsInt(c->strides[0])) {
+    if (singleThreaded && n == 1 && fitsInt(b->strides[0]) && fitsInt(c->strides[0])) {
       // c[:, 0] += op(A) b[:, 0]; A is stored [m, k] (NoTrans) or [k, m].
       bool stored = av.trans == CblasNoTrans;
       cblas_sgemv(CblasRowMajor, stored ? CblasNoTrans : CblasTrans,
@@ -79,4 +86,55 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
         cData[i * c->strides[0] + j * c->strides[1]] +=
             aip * bData[p * b->strides[0] + j * b->strides[1]];
     }
+}
+
+namespace {
+
+/// Bytes in front of each block: its size, keeping malloc's 16-byte alignment.
+constexpr size_t kHeaderBytes = 64;
+/// Blocks from this size on are kept for reuse.
+constexpr size_t kCachedMinBytes = 64 * 1024;
+constexpr size_t kMaxCachedBlocks = 32;
+
+/// Large blocks freed by compiled code on this thread, by exact size: a
+/// forward allocates the same sizes on every call.
+struct BlockCache {
+  std::vector<std::pair<size_t, void *>> blocks; // (size, base)
+  ~BlockCache() {
+    for (auto &[size, base] : blocks)
+      std::free(base);
+  }
+};
+thread_local BlockCache blockCache;
+
+} // namespace
+
+extern "C" void *modelc_jit_malloc(size_t size) {
+  if (size >= kCachedMinBytes) {
+    auto &blocks = blockCache.blocks;
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i].first == size) {
+        void *base = blocks[i].second;
+        blocks[i] = blocks.back();
+        blocks.pop_back();
+        return static_cast<char *>(base) + kHeaderBytes;
+      }
+  }
+  void *base = std::malloc(size + kHeaderBytes);
+  if (!base)
+    return nullptr;
+  *static_cast<size_t *>(base) = size;
+  return static_cast<char *>(base) + kHeaderBytes;
+}
+
+extern "C" void modelc_jit_free(void *ptr) {
+  if (!ptr)
+    return;
+  void *base = static_cast<char *>(ptr) - kHeaderBytes;
+  size_t size = *static_cast<size_t *>(base);
+  if (size >= kCachedMinBytes && blockCache.blocks.size() < kMaxCachedBlocks) {
+    blockCache.blocks.emplace_back(size, base);
+    return;
+  }
+  std::free(base);
 }

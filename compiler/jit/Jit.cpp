@@ -130,6 +130,11 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     symbols[interner(std::string("_mlir_ciface_") + lower::kSgemmFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_sgemm_ciface), llvm::JITSymbolFlags::Exported};
     // Bufferization copies between differently laid out buffers with it.
+    // Intermediates: reuse large blocks across calls (see BlasRuntime.h).
+    symbols[interner("malloc")] = {llvm::orc::ExecutorAddr::fromPtr(&modelc_jit_malloc),
+                                   llvm::JITSymbolFlags::Exported};
+    symbols[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&modelc_jit_free),
+                                 llvm::JITSymbolFlags::Exported};
     symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
                                        llvm::JITSymbolFlags::Exported};
     return symbols;
