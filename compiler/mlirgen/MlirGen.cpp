@@ -126,6 +126,9 @@ struct Scope {
   /// them: static ones, and a tensor.dim for the dynamic ones.
   llvm::DenseMap<sema::AtomId, int64_t> dimExtents;
   llvm::DenseMap<sema::AtomId, mlir::Value> dimValues;
+  /// The argument and dim each dynamic symbol comes from; its tensor.dim is
+  /// made only when a size needs it (devices' planners need no size ops).
+  llvm::DenseMap<sema::AtomId, std::pair<mlir::Value, int64_t>> dimSources;
   std::optional<GenValue> returned;
 };
 
@@ -308,10 +311,14 @@ mlir::Value Generator::sizeValue(sema::Dim d, Scope &scope, mlir::Location l) {
   for (const sema::Term &term : concrete.terms()) {
     mlir::Value product = constant(term.coeff);
     for (sema::AtomId atom : term.atoms) {
-      auto it = scope.dimValues.find(atom);
-      if (it == scope.dimValues.end())
-        return {};
-      product = mlir::arith::MulIOp::create(b, l, product, it->second);
+      mlir::Value &extent = scope.dimValues[atom];
+      if (!extent) {
+        auto source = scope.dimSources.find(atom);
+        if (source == scope.dimSources.end())
+          return {};
+        extent = mlir::tensor::DimOp::create(b, l, source->second.first, source->second.second);
+      }
+      product = mlir::arith::MulIOp::create(b, l, product, extent);
     }
     total = total ? mlir::Value(mlir::arith::AddIOp::create(b, l, total, product)) : product;
   }
@@ -503,13 +510,12 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
       RankedTensorType actual = typeOf(args[i].tensor);
       for (size_t d = 0; d < type.shape.dims.size() && int64_t(d) < actual.getRank(); ++d) {
         std::optional<sema::AtomId> atom = type.shape.dims[d].asAtom();
-        if (!atom || scope.dimExtents.count(*atom) || scope.dimValues.count(*atom))
+        if (!atom || scope.dimExtents.count(*atom) || scope.dimSources.count(*atom))
           continue;
         if (!actual.isDynamicDim(d))
           scope.dimExtents[*atom] = actual.getDimSize(d);
         else
-          scope.dimValues[*atom] =
-              mlir::tensor::DimOp::create(b, args[i].tensor.getLoc(), args[i].tensor, int64_t(d));
+          scope.dimSources[*atom] = {args[i].tensor, int64_t(d)};
       }
     }
   }
