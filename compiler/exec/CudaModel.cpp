@@ -29,17 +29,16 @@ bool exec::placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnN
 llvm::Expected<std::optional<cudagen::DevicePlan>>
 exec::planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
                 const mlirgen::ConcreteModel &model, llvm::StringRef fnName,
-                DiagnosticEngine &diags) {
+                DiagnosticEngine &diags, mlirgen::DimBindings staticDims) {
   const sema::FnInfo *fn = model.findFn(fnName);
   if (!fn)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "model '" + model.model().name + "' has no fn '" + fnName + "'");
-  // No dim bindings: the plan keeps symbolic dims symbolic.
   mlir::DialectRegistry registry;
   jit::registerJitDialects(registry);
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirgen::buildModule(context, program, sourceMgr, model, fnName, diags);
+      mlirgen::buildModule(context, program, sourceMgr, model, fnName, diags, staticDims);
   if (!module)
     return std::nullopt;
 
@@ -79,7 +78,7 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
                   const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
                   const CudaModelOptions &options, DiagnosticEngine &diags) {
   llvm::Expected<std::optional<cudagen::DevicePlan>> plan =
-      planModel(program, sourceMgr, model, options.fnName, diags);
+      planModel(program, sourceMgr, model, options.fnName, diags, options.staticDims);
   if (!plan)
     return plan.takeError();
   if (!*plan)
@@ -131,6 +130,10 @@ exec::runModelOnCuda(const sema::CheckedProgram &program, const llvm::SourceMgr 
   cudaOptions.optLevel = options.optLevel;
   cudaOptions.useBlas = options.useBlas;
   cudaOptions.cudaMode = options.cudaMode;
+  std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
+  if (!sig)
+    return std::nullopt;
+  cudaOptions.staticDims = sig->dims;
   llvm::Expected<std::unique_ptr<CudaModel>> compiled =
       CudaModel::create(program, sourceMgr, model, weights, cudaOptions, diags);
   if (!compiled)

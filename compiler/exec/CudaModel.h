@@ -17,6 +17,7 @@
 #include "exec/Executor.h"
 
 #include "cudaexec/PlanExecutor.h"
+#include "mlirgen/MlirGen.h"
 
 #include "llvm/Support/Error.h"
 
@@ -34,7 +35,8 @@ bool placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnName);
 /// cannot handle an op.
 llvm::Expected<std::optional<cudagen::DevicePlan>>
 planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
-          const mlirgen::ConcreteModel &model, llvm::StringRef fnName, DiagnosticEngine &diags);
+          const mlirgen::ConcreteModel &model, llvm::StringRef fnName, DiagnosticEngine &diags,
+          mlirgen::DimBindings staticDims = {});
 
 /// The state tensors of `weights` in the model's state order (the plan's).
 llvm::Expected<std::vector<runtime::Tensor>> stateInOrder(const mlirgen::ConcreteModel &model,
@@ -45,6 +47,9 @@ struct CudaModelOptions {
   unsigned optLevel = 3;
   bool useBlas = true;
   std::optional<cudaexec::CudaMode> cudaMode;
+  /// Symbolic dims compiled as static extents (cudagen's planner does not
+  /// handle `tensor.dim` yet, so `modelc run` specialises to its inputs).
+  std::vector<std::pair<sema::AtomId, int64_t>> staticDims;
 };
 
 class CudaModel {
