@@ -5,7 +5,9 @@
 // (kernels per GPU, cpu regions, copies), which compiler/cudaexec compiles
 // once - kernels loaded on their devices, cpu regions JIT-compiled, weights
 // copied to their devices - and runs for every call. Symbolic dims (the batch
-// `B`) stay symbolic, so one compilation serves every batch size.
+// `B`) not listed in `staticDims` stay symbolic in the plan; `modelc run`
+// fixes them to its inputs, as cudagen's planner does not handle `tensor.dim`
+// in every case yet.
 //
 // Whether cuda:N is a real GPU or the CPU emulator is `options.cudaMode`
 // (default: MODELC_CUDA, else the driver).
@@ -30,7 +32,7 @@ namespace modelc::exec {
 /// True when fn `fnName` of `model`, its state or its instance names a GPU.
 bool placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnName);
 
-/// The device plan of fn `fnName` of `model` (symbolic dims stay symbolic):
+/// The device plan of fn `fnName` of `model` (`staticDims` fixed, the rest symbolic):
 /// nullopt after reporting diagnostics, an Error where the code generator
 /// cannot handle an op.
 llvm::Expected<std::optional<cudagen::DevicePlan>>
