@@ -22,6 +22,16 @@ install(TARGETS modelc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(NOT TARGET modelc_shared)
   return() # MODELC_BUILD_EMBED_API is off: no library, no package
 endif()
+# Everything linked into the shared library must be position-independent
+# code: Debian's default PIE code reaches LLVM's and MLIR's data with
+# relocations a shared object cannot hold.
+foreach(lib modelc_ast modelc_parse modelc_sema modelc_diagnostics modelc_grammar modelc_mlir
+            modelc_lower modelc_jit modelc_blas_runtime modelc_mlirgen modelc_exec modelc_runtime
+            modelc_cuda_runtime modelc_cudaexec modelc_cudagen modelc_aot_format modelc_aot_loader)
+  if(TARGET ${lib})
+    set_target_properties(${lib} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
+endforeach()
 install(TARGETS modelc_shared EXPORT modelcTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
