@@ -6,9 +6,11 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <iterator>
 #include <mutex>
@@ -140,6 +142,25 @@ llvm::Expected<Nvrtc &> Nvrtc::get() {
   return *instance;
 }
 
+/// Kernel source NVRTC rejects is modelc's own output, so a rejection is a
+/// compiler bug: keep the source for the bug report and say where it is.
+static std::string saveRejectedSource(llvm::StringRef name, llvm::StringRef source) {
+  int fd = -1;
+  llvm::SmallString<128> path;
+  llvm::StringRef stem = llvm::sys::path::stem(name);
+  if (llvm::sys::fs::createTemporaryFile("modelc-rejected-" + (stem.empty() ? "kernel" : stem),
+                                         "cu", fd, path))
+    return "the kernel source could not be saved";
+  llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+  out << source;
+  out.close();
+  if (out.has_error()) {
+    out.clear_error();
+    return "the kernel source could not be saved";
+  }
+  return ("the kernel source is saved in " + path).str();
+}
+
 std::vector<std::string> Nvrtc::optionsFor(const NvrtcRequest &request) {
   std::string arch = request.arch.str();
   // PTX targets the virtual architecture: sm_90 -> compute_90.
@@ -185,8 +206,10 @@ llvm::Expected<std::string> Nvrtc::compile(const NvrtcRequest &request) const {
   }
   if (status != NvrtcSuccess)
     return makeCudaError(CudaErrorKind::NvrtcCompileFailed,
-                         llvm::formatv("NVRTC could not compile '{0}' for {1}: {2}", name,
-                                       request.arch, api->getErrorString(status)),
+                         llvm::formatv("internal compiler error: NVRTC could not compile '{0}' "
+                                       "for {1}: {2}; {3}",
+                                       name, request.arch, api->getErrorString(status),
+                                       saveRejectedSource(name, source)),
                          log);
 
   bool ptx = request.output == NvrtcOutput::PTX;

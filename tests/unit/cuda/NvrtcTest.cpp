@@ -70,10 +70,27 @@ TEST(Nvrtc, CompileErrorCarriesTheLog) {
   EXPECT_EQ(failure.kind, CudaErrorKind::NvrtcCompileFailed);
   EXPECT_NE(failure.text.find("broken.cu"), std::string::npos) << failure.text;
   EXPECT_NE(failure.text.find("undefined_name"), std::string::npos) << failure.text;
+  // A rejected source is a compiler bug: the message says so and names a
+  // file holding the source.
+  EXPECT_NE(failure.text.find("internal compiler error"), std::string::npos) << failure.text;
+  llvm::StringRef marker = "the kernel source is saved in ";
+  size_t at = failure.text.find(marker.str());
+  ASSERT_NE(at, std::string::npos) << failure.text;
+  std::string savedPath = failure.text.substr(at + marker.size());
+  savedPath = savedPath.substr(0, savedPath.find_first_of("\n"));
+  auto saved = llvm::MemoryBuffer::getFile(savedPath);
+  ASSERT_TRUE(bool(saved)) << savedPath;
+  EXPECT_EQ((*saved)->getBuffer(), request.source);
+  llvm::sys::fs::remove(savedPath);
 
   request.source = "extern \"C\" __global__ void fine() {}";
   request.arch = "sm_1";
-  EXPECT_EQ(failureOf(nvrtc.compile(request).takeError()).kind, CudaErrorKind::NvrtcCompileFailed);
+  Failure badArch = failureOf(nvrtc.compile(request).takeError());
+  EXPECT_EQ(badArch.kind, CudaErrorKind::NvrtcCompileFailed);
+  if (size_t savedAt = badArch.text.find(marker.str()); savedAt != std::string::npos) {
+    std::string path = badArch.text.substr(savedAt + marker.size());
+    llvm::sys::fs::remove(path.substr(0, path.find_first_of("\n")));
+  }
   request.arch = "compute_90";
   request.output = NvrtcOutput::CUBIN;
   EXPECT_EQ(failureOf(nvrtc.compile(request).takeError()).kind, CudaErrorKind::NvrtcCompileFailed);
