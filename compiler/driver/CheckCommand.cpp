@@ -155,8 +155,7 @@ int runCheck() {
   CompileOptions options;
   options.disableFree = true; // a one-shot process: the OS frees faster
   options.importPaths.assign(importDirs.begin(), importDirs.end());
-  if (!stdlibDir.empty())
-    options.stdlibDir = stdlibDir;
+  options.stdlibDir = stdlibDirFor(stdlibDir);
 
   RunTotals totals;
   for (const std::string &path : inputFiles)

@@ -12,6 +12,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace modelc::driver {
 
 /// The driver's exit codes, shared by every subcommand.
@@ -23,6 +25,13 @@ enum ExitCode : int {
 
 /// Options shown by `--help`; everything else libLLVM registers is hidden.
 llvm::cl::OptionCategory &driverCategory();
+
+/// The stdlib directory for a command given `--stdlib` = `given`: `given`
+/// when set; else, unless $MODELC_STDLIB is set, the installed stdlib next to
+/// this executable (`<prefix>/bin/modelc` -> `<prefix>/share/modelc/stdlib`)
+/// when it exists; else empty, leaving the choice to Compilation (the
+/// environment, then the source tree's stdlib).
+std::string stdlibDirFor(llvm::StringRef given);
 
 extern llvm::cl::SubCommand checkCommand;
 int runCheck();

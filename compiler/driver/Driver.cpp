@@ -9,7 +9,10 @@
 #include "DriverOutput.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace modelc::driver {
@@ -17,6 +20,23 @@ namespace modelc::driver {
 llvm::cl::OptionCategory &driverCategory() {
   static llvm::cl::OptionCategory category("modelc options");
   return category;
+}
+
+std::string stdlibDirFor(llvm::StringRef given) {
+  if (!given.empty())
+    return given.str();
+  if (llvm::sys::Process::GetEnv("MODELC_STDLIB"))
+    return {};
+  static int addressInThisBinary;
+  std::string executable = llvm::sys::fs::getMainExecutable(nullptr, &addressInThisBinary);
+  if (executable.empty())
+    return {};
+  llvm::SmallString<256> installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(installed, "share", "modelc", "stdlib");
+  if (llvm::sys::fs::is_directory(installed))
+    return installed.str().str();
+  return {};
 }
 
 namespace {

@@ -52,7 +52,7 @@ int runLsp() {
   options.prettyOutput = prettyOpt;
   options.logLevel = logOpt;
   options.importPaths.assign(lspImportDirs.begin(), lspImportDirs.end());
-  options.stdlibDir = lspStdlibDir;
+  options.stdlibDir = stdlibDirFor(lspStdlibDir);
   options.explainUrl = explainUrlOpt;
   return runLanguageServer(options);
 }

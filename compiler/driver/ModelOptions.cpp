@@ -27,8 +27,7 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
   bool color = shouldColorStderr(options.color);
   CompileOptions compileOptions;
   compileOptions.importPaths.assign(options.importDirs.begin(), options.importDirs.end());
-  if (!options.stdlib.empty())
-    compileOptions.stdlibDir = options.stdlib;
+  compileOptions.stdlibDir = stdlibDirFor(options.stdlib);
 
   LoadedModel loaded;
   loaded.compilation = std::make_unique<Compilation>(compileOptions);

@@ -27,8 +27,14 @@ if nm -D --defined-only "$prefix/lib/libmodelc.so" | awk '{print $3}' | c++filt 
   echo "libmodelc.so exports symbols outside modelc::api (above)"; exit 1
 fi
 
-echo "== configure and build examples/embed against the installed package"
 unset MODELC_STDLIB
+echo "== the installed modelc finds the installed stdlib"
+"$prefix/bin/modelc" emit --stage=mdl --locations "$src/examples/mlp.mdl" --model Mlp \
+  --args in=784,hidden=256,out=10 > "$work/emit.log"
+grep -q "$prefix/share/modelc/stdlib/nn.mdl" "$work/emit.log" ||
+  { echo "the installed modelc did not use the installed stdlib"; exit 1; }
+
+echo "== configure and build examples/embed against the installed package"
 "$cmake" -S "$src/examples/embed" -B "$work/example" -G Ninja -DCMAKE_MAKE_PROGRAM="$ninja" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log" ||
   { cat "$work/configure.log"; exit 1; }
