@@ -55,12 +55,16 @@ static const std::string *findOverlay(const CompileOptions &options, llvm::Strin
   return nullptr;
 }
 
+/// Loads `path` (canonical) into `sm`. A file read from disk is named
+/// `shownPath` in diagnostics: the path as the user typed it.
 static std::optional<unsigned> loadBuffer(llvm::SourceMgr &sm, const CompileOptions &options,
-                                          const std::string &path, std::string &error) {
+                                          const std::string &path, std::string &error,
+                                          llvm::StringRef shownPath = {}) {
   if (const std::string *text = findOverlay(options, path))
     return sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(*text, path), llvm::SMLoc());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+      llvm::MemoryBuffer::getFile(shownPath.empty() ? llvm::StringRef(path) : shownPath,
+                                  /*IsText=*/true);
   if (!file) {
     error = file.getError().message();
     return std::nullopt;
@@ -71,7 +75,7 @@ static std::optional<unsigned> loadBuffer(llvm::SourceMgr &sm, const CompileOpti
 std::optional<unsigned> Compilation::addFile(llvm::StringRef path) {
   std::string canonical = canonicalPath(path);
   std::string error;
-  std::optional<unsigned> id = loadBuffer(sourceMgr_, options_, canonical, error);
+  std::optional<unsigned> id = loadBuffer(sourceMgr_, options_, canonical, error, path);
   if (!id) {
     diags_.report(DiagId::UnknownModule, Range(), path).note("cannot read it: " + error);
     return std::nullopt;
@@ -105,8 +109,7 @@ const ast::Module *Compilation::loadModule(unsigned bufferId, const std::string 
                                            unsigned depth) {
   ParseOptions parseOptions;
   parseOptions.disableFree = options_.disableFree;
-  std::unique_ptr<ast::Module> parsed =
-      parseModule(sourceMgr_, bufferId, diags_, parseOptions);
+  std::unique_ptr<ast::Module> parsed = parseModule(sourceMgr_, bufferId, diags_, parseOptions);
   if (!parsed)
     return nullptr;
   if (parsed->fileName.empty())
