@@ -177,6 +177,17 @@ ExprPtr remapDims(const ExprPtr &expr, llvm::ArrayRef<int> newDimOfOld) {
 
 ExprPtr makeExpr(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
 
+/// Reads `buffer` element by element at the kernel's own coordinates.
+ExprPtr identityLoad(BufferRef buffer, runtime::DType dtype, size_t rank) {
+  Expr load;
+  load.kind = Expr::Kind::Load;
+  load.dtype = dtype;
+  load.buffer = std::move(buffer);
+  for (unsigned d = 0; d < rank; ++d)
+    load.dimMap.push_back(int(d));
+  return makeExpr(load);
+}
+
 class Planner {
 public:
   Planner(mlir::ModuleOp module, const PlanOptions &options)
@@ -278,13 +289,7 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
   ExprPtr expr = v.pending;
   if (!expr && v.buffer) {
     // Copy an existing buffer into `into` (an output that must own its bytes).
-    Expr load;
-    load.kind = Expr::Kind::Load;
-    load.dtype = v.dtype;
-    load.buffer = ref(*v.buffer);
-    for (unsigned d = 0; d < v.shape.size(); ++d)
-      load.dimMap.push_back(int(d));
-    expr = makeExpr(load);
+    expr = identityLoad(ref(*v.buffer), v.dtype, v.shape.size());
     origin.name = kernelName({"copy"});
   }
   if (v.producer) {
@@ -545,13 +550,7 @@ Planner::operandExpr(mlir::Value operand, llvm::ArrayRef<SizeExpr> resultShape, 
   llvm::Expected<BufferId> id = materialize(v, std::nullopt);
   if (!id)
     return id.takeError();
-  Expr load;
-  load.kind = Expr::Kind::Load;
-  load.dtype = v.dtype;
-  load.buffer = ref(*id);
-  for (unsigned d = 0; d < v.shape.size(); ++d)
-    load.dimMap.push_back(int(d));
-  return rebase(makeExpr(load), v.shape, resultShape);
+  return rebase(identityLoad(ref(*id), v.dtype, v.shape.size()), v.shape, resultShape);
 }
 
 llvm::Error Planner::planElementwise(mlir::Operation *op) {
@@ -813,13 +812,7 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
           llvm::Expected<BufferId> id = materialize(input);
           if (!id)
             return id.takeError();
-          Expr load;
-          load.kind = Expr::Kind::Load;
-          load.dtype = in.dtype;
-          load.buffer = ref(*id);
-          for (unsigned d = 0; d < in.shape.size(); ++d)
-            load.dimMap.push_back(int(d));
-          base = makeExpr(load);
+          base = identityLoad(ref(*id), in.dtype, in.shape.size());
         }
         result.pending = remapDims(base, newDimOfOld);
         finishValue(op, result);
