@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cudaexec/JitCpuRegions.h"
 #include "exec/CudaModel.h"
 #include "sema/Compilation.h"
 
@@ -223,6 +224,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<cuda::CudaBackend> backend = cuda::makeEmulatorBackend(emulator);
     cudaexec::PlanOptions options;
     options.backends = [&](int) -> llvm::Expected<cuda::CudaBackend &> { return *backend; };
+    options.cpuRegions = cudaexec::jitCpuRegions();
     auto executor = check(cudaexec::PlanExecutor::compile(planned.plan, options), "compile");
     std::vector<runtime::Tensor> state;
     for (const sema::InstantiatedState &s : planned.model.concrete.state) {

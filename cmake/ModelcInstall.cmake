@@ -27,7 +27,8 @@ endif()
 # relocations a shared object cannot hold.
 foreach(lib modelc_ast modelc_parse modelc_sema modelc_diagnostics modelc_grammar modelc_mlir
             modelc_lower modelc_jit modelc_blas_runtime modelc_mlirgen modelc_exec modelc_runtime
-            modelc_cuda_runtime modelc_cudaexec modelc_cudagen modelc_aot_format modelc_aot_loader)
+            modelc_cuda_runtime modelc_cudaexec modelc_cudaexec_jit modelc_device_plan modelc_cudagen
+            modelc_aot_format modelc_aot_loader)
   if(TARGET ${lib})
     set_target_properties(${lib} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   endif()

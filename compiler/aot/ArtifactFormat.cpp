@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -36,6 +37,15 @@ constexpr llvm::StringLiteral kSignatureSection("signature");
 constexpr llvm::StringLiteral kStateSection("state");
 constexpr llvm::StringLiteral kObjectSection("cpu.object");
 constexpr llvm::StringLiteral kWeightsSection("weights");
+constexpr llvm::StringLiteral kPlanSection("device.plan");
+/// Per GPU: "cuda<N>" + one of these.
+constexpr llvm::StringLiteral kCubinSuffix(".cubin");
+constexpr llvm::StringLiteral kPtxSuffix(".ptx");
+constexpr llvm::StringLiteral kSourceSuffix(".cu");
+
+std::string gpuSection(int device, llvm::StringRef suffix) {
+  return ("cuda" + llvm::Twine(device) + suffix).str();
+}
 
 llvm::Error artifactError(ArtifactErrorKind kind, llvm::StringRef name, const llvm::Twine &what) {
   return llvm::make_error<ArtifactError>(kind, (name + ": " + what).str());
@@ -98,6 +108,14 @@ json::Value stateToJson(const Artifact &artifact) {
   return json::Object{{"state", std::move(entries)}};
 }
 
+json::Value gpusToJson(const Artifact &artifact) {
+  json::Array gpus;
+  for (const GpuCode &gpu : artifact.gpus)
+    gpus.push_back(json::Object{
+        {"device", gpu.device}, {"cubinArch", gpu.cubinArch}, {"ptxArch", gpu.ptxArch}});
+  return gpus;
+}
+
 json::Value metaToJson(const Artifact &artifact) {
   return json::Object{{"target", json::Object{{"triple", artifact.target.triple},
                                               {"cpu", artifact.target.cpu},
@@ -105,7 +123,8 @@ json::Value metaToJson(const Artifact &artifact) {
                       {"model", json::Object{{"name", artifact.modelName},
                                              {"args", artifact.modelArgs},
                                              {"device", artifact.modelDevice}}},
-                      {"runtimeSymbols", json::Array(artifact.runtimeSymbols)}};
+                      {"runtimeSymbols", json::Array(artifact.runtimeSymbols)},
+                      {"gpus", gpusToJson(artifact)}};
 }
 
 std::string jsonText(json::Value value) {
@@ -287,6 +306,24 @@ llvm::Error readMeta(llvm::StringRef text, llvm::StringRef file, Artifact &out) 
   out.modelArgs = std::move(*args);
   out.modelDevice = std::move(*device);
   out.runtimeSymbols = std::move(*symbols);
+  llvm::Expected<const json::Array *> gpus = r.array(**meta, "gpus");
+  if (!gpus)
+    return gpus.takeError();
+  for (const json::Value &v : **gpus) {
+    llvm::Expected<const json::Object *> gpu = r.object(v, "a gpu");
+    if (!gpu)
+      return gpu.takeError();
+    std::optional<int64_t> device = (*gpu)->getInteger("device");
+    if (!device || *device < 0 || *device > 127)
+      return r.malformed("a gpu has no device index");
+    llvm::Expected<std::string> cubinArch = r.string(**gpu, "cubinArch");
+    llvm::Expected<std::string> ptxArch = r.string(**gpu, "ptxArch");
+    if (llvm::Error err = llvm::joinErrors(cubinArch.takeError(), ptxArch.takeError()))
+      return err;
+    if (llvm::any_of(out.gpus, [&](const GpuCode &g) { return g.device == *device; }))
+      return r.malformed("cuda:" + llvm::Twine(*device) + " is listed twice");
+    out.gpus.push_back({int(*device), std::move(*cubinArch), {}, std::move(*ptxArch), {}, {}});
+  }
   return llvm::Error::success();
 }
 
@@ -498,9 +535,20 @@ std::string aot::serializeArtifact(const Artifact &artifact, uint32_t formatVers
   std::vector<std::pair<llvm::StringRef, llvm::StringRef>> sections;
   for (const auto &[name, text] : owned)
     sections.push_back({name, text});
-  sections.push_back({kObjectSection, artifact.object});
+  if (!artifact.isCuda() || !artifact.object.empty())
+    sections.push_back({kObjectSection, artifact.object});
   if (artifact.weights)
     sections.push_back({kWeightsSection, *artifact.weights});
+  if (artifact.devicePlan)
+    sections.push_back({kPlanSection, *artifact.devicePlan});
+  std::vector<std::string> gpuNames;
+  gpuNames.reserve(artifact.gpus.size() * 3);
+  for (const GpuCode &gpu : artifact.gpus)
+    for (auto [suffix, bytes] : {std::pair{kCubinSuffix, gpu.cubin}, std::pair{kPtxSuffix, gpu.ptx},
+                                 std::pair{kSourceSuffix, gpu.source}}) {
+      gpuNames.push_back(gpuSection(gpu.device, suffix));
+      sections.push_back({gpuNames.back(), bytes});
+    }
 
   size_t tableEnd = kHeaderSize + sections.size() * kSectionEntrySize;
   std::string out(tableEnd, '\0');
@@ -591,13 +639,7 @@ llvm::Expected<Artifact> aot::parseArtifact(llvm::StringRef bytes, llvm::StringR
     if (!sections.try_emplace(sectionName, bytes.substr(offset, size)).second)
       return malformed("section '" + sectionName + "' appears twice");
   }
-  for (const auto &entry : sections) {
-    llvm::StringRef key = entry.getKey();
-    if (key != kMetaSection && key != kSignatureSection && key != kStateSection &&
-        key != kObjectSection && key != kWeightsSection)
-      return artifactError(ArtifactErrorKind::Unsupported, name, "unknown section '" + key + "'");
-  }
-  for (llvm::StringRef required : {kMetaSection, kSignatureSection, kStateSection, kObjectSection})
+  for (llvm::StringRef required : {kMetaSection, kSignatureSection, kStateSection})
     if (!sections.count(required))
       return malformed("no '" + required + "' section");
 
@@ -605,13 +647,38 @@ llvm::Expected<Artifact> aot::parseArtifact(llvm::StringRef bytes, llvm::StringR
   out.writerVersion = version->writerVersion;
   if (llvm::Error err = readMeta(sections[kMetaSection], name, out))
     return err;
+  // Every section is one this version knows; each GPU has its three.
+  llvm::StringSet<> known = {kMetaSection,   kSignatureSection, kStateSection,
+                             kObjectSection, kWeightsSection,   kPlanSection};
+  for (GpuCode &gpu : out.gpus)
+    for (auto [suffix, bytes] :
+         {std::pair{kCubinSuffix, &gpu.cubin}, std::pair{kPtxSuffix, &gpu.ptx},
+          std::pair{kSourceSuffix, &gpu.source}}) {
+      std::string section = gpuSection(gpu.device, suffix);
+      auto found = sections.find(section);
+      if (found == sections.end())
+        return malformed("no '" + section + "' section");
+      *bytes = found->second;
+      known.insert(section);
+    }
+  for (const auto &entry : sections)
+    if (!known.contains(entry.getKey()))
+      return artifactError(ArtifactErrorKind::Unsupported, name,
+                           "unknown section '" + entry.getKey() + "'");
+  if (!out.gpus.empty() && !sections.count(kPlanSection))
+    return malformed("GPUs are listed but there is no '" + kPlanSection + "' section");
+  if (!sections.count(kPlanSection) && !sections.count(kObjectSection))
+    return malformed("no '" + kObjectSection + "' section");
   if (llvm::Error err = readSignature(sections[kSignatureSection], name, out))
     return err;
   if (llvm::Error err = readState(sections[kStateSection], name, out))
     return err;
-  out.object = sections[kObjectSection];
+  out.object = sections.lookup(kObjectSection);
   auto weights = sections.find(kWeightsSection);
   if (weights != sections.end())
     out.weights = weights->second;
+  auto plan = sections.find(kPlanSection);
+  if (plan != sections.end())
+    out.devicePlan = plan->second;
   return out;
 }

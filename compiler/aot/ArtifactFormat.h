@@ -20,9 +20,12 @@
 // modelc wrote a file it cannot read.
 //
 // Sections: "meta" (JSON: target triple, cpu, features, model, runtime
-// symbols), "signature" (JSON: the entry fns), "state" (JSON: the parameter
-// layout), "cpu.object" (an ELF relocatable object), and optionally
-// "weights" (a safetensors file).
+// symbols, the GPUs' architectures), "signature" (JSON: the entry fns),
+// "state" (JSON: the parameter layout), "cpu.object" (an ELF relocatable
+// object), optionally "weights" (a safetensors file); for a model placed on
+// GPUs "device.plan" (the DevicePlan's JSON) and per GPU N "cudaN.cubin",
+// "cudaN.ptx" and "cudaN.cu" (its CUDA C++), with "cpu.object" holding the
+// plan's cpu regions, if it has any.
 //
 // This file depends on LLVM Support and runtime/ only.
 //
@@ -48,7 +51,7 @@ namespace modelc::aot {
 /// The format version this modelc reads and writes. Bumped whenever the
 /// layout, a section's schema or the calling convention between compiled code
 /// and the runtime changes; a reader accepts exactly its own version.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kSectionEntrySize = 32;
 inline constexpr size_t kSectionNameSize = 16;
@@ -143,6 +146,16 @@ struct TargetInfo {
   static TargetInfo host();
 };
 
+/// The kernels of one GPU of a cuda artifact (views, like Artifact::object).
+struct GpuCode {
+  int device = 0;
+  std::string cubinArch; ///< "sm_90"
+  llvm::StringRef cubin;
+  std::string ptxArch; ///< "compute_90"
+  llvm::StringRef ptx;
+  llvm::StringRef source; ///< the CUDA C++ (the emulator builds it)
+};
+
 /// Everything an artifact holds. `object` and `weights` are views: of the
 /// file's bytes after parsing, of the writer's buffers before serializing.
 struct Artifact {
@@ -157,10 +170,17 @@ struct Artifact {
   std::vector<runtime::StateEntry> state;
   /// Symbols the object code leaves undefined (runtime and libc/libm).
   std::vector<std::string> runtimeSymbols;
+  /// The object code: the entry fns (cpu artifacts) or the device plan's cpu
+  /// regions (cuda artifacts; empty when the plan has none).
   llvm::StringRef object;
   /// A safetensors file, when the weights were built in.
   std::optional<llvm::StringRef> weights;
+  /// Cuda artifacts: the DevicePlan as JSON (compiler/cudagen/DevicePlan.h)
+  /// and the kernels of each GPU it uses.
+  std::optional<llvm::StringRef> devicePlan;
+  std::vector<GpuCode> gpus;
 
+  bool isCuda() const { return devicePlan.has_value(); }
   const EntryFn *findFn(llvm::StringRef name) const;
 };
 

@@ -4,7 +4,10 @@
 
 #include "aot/RuntimeSymbols.h"
 
+#include "cudaexec/PlanExecutor.h"
+
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -32,11 +35,21 @@ std::error_code InputMismatchError::convertToErrorCode() const {
 }
 
 /// The linked code: an ExecutionSession of its own, so artifacts never see
-/// each other's symbols, and the packed entry point of each fn.
+/// each other's symbols, and the packed entry points by name (the entry fns
+/// of a cpu artifact, the cpu regions of a cuda artifact's plan).
 struct LoadedArtifact::Linked {
   std::unique_ptr<orc::ExecutionSession> session;
   std::unique_ptr<orc::ObjectLinkingLayer> linker;
   llvm::StringMap<void (*)(void **)> entries;
+
+  /// Calls entry `name` with one pointer per argument descriptor.
+  void call(llvm::StringRef name, llvm::ArrayRef<void *> descriptors) const {
+    llvm::SmallVector<void *> arguments(descriptors.begin(), descriptors.end());
+    llvm::SmallVector<void *> packed;
+    for (void *&argument : arguments)
+      packed.push_back(&argument);
+    entries.lookup(name)(packed.data());
+  }
 
   ~Linked() {
     // Frees the linked memory; the layer and session can then go.
@@ -102,37 +115,14 @@ llvm::Error mismatch(llvm::StringRef code, const llvm::Twine &message,
 
 } // namespace
 
+LoadedArtifact::LoadedArtifact() = default;
 LoadedArtifact::~LoadedArtifact() = default;
 
-llvm::StringRef LoadedArtifact::name() const { return file_->getBufferIdentifier(); }
-
-llvm::Expected<std::unique_ptr<LoadedArtifact>> LoadedArtifact::load(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file)
-    return llvm::createStringError(file.getError(),
-                                   "cannot read '" + path + "': " + file.getError().message());
-  return load(std::move(*file));
-}
-
-llvm::Expected<std::unique_ptr<LoadedArtifact>>
-LoadedArtifact::load(std::unique_ptr<llvm::MemoryBuffer> buffer) {
-  std::unique_ptr<LoadedArtifact> loaded(new LoadedArtifact());
-  loaded->file_ = std::move(buffer);
-  llvm::StringRef name = loaded->name();
-  llvm::Expected<Artifact> contents = parseArtifact(loaded->file_->getBuffer(), name);
-  if (!contents)
-    return contents.takeError();
-  loaded->contents_ = std::move(*contents);
-  const Artifact &artifact = loaded->contents_;
-  if (llvm::Error err = checkHost(artifact, name))
-    return err;
-  for (const runtime::StateEntry &s : artifact.state)
-    if (!s.device.isCPU())
-      return loadError(ArtifactErrorKind::Unsupported, name,
-                       "artifacts for cuda devices are not supported yet");
-
-  // Link the object in a session of its own.
+/// Links `artifact`'s object in a session of its own and looks up each of
+/// `entries` (name -> symbol).
+llvm::Expected<std::unique_ptr<LoadedArtifact::Linked>>
+LoadedArtifact::linkObject(const Artifact &artifact, llvm::StringRef name,
+                           const llvm::StringMap<std::string> &entries) {
   auto control = orc::SelfExecutorProcessControl::Create();
   if (!control)
     return control.takeError();
@@ -165,14 +155,53 @@ LoadedArtifact::load(std::unique_ptr<llvm::MemoryBuffer> buffer) {
           library, llvm::MemoryBuffer::getMemBuffer(artifact.object, name, false)))
     return loadError(ArtifactErrorKind::Link, name,
                      "cannot link the object code: " + llvm::toString(std::move(err)));
-  for (const EntryFn &fn : artifact.fns) {
-    llvm::Expected<orc::ExecutorSymbolDef> entry = session.lookup({&library}, prefixed(fn.symbol));
-    if (!entry)
+  for (const auto &entry : entries) {
+    llvm::Expected<orc::ExecutorSymbolDef> address =
+        session.lookup({&library}, prefixed(entry.getValue()));
+    if (!address)
       return loadError(ArtifactErrorKind::Link, name,
-                       "cannot link the object code: " + llvm::toString(entry.takeError()));
-    linked->entries[fn.name] = entry->getAddress().toPtr<void (*)(void **)>();
+                       "cannot link the object code: " + llvm::toString(address.takeError()));
+    linked->entries[entry.getKey()] = address->getAddress().toPtr<void (*)(void **)>();
   }
-  loaded->linked_ = std::move(linked);
+  return linked;
+}
+
+llvm::StringRef LoadedArtifact::name() const { return file_->getBufferIdentifier(); }
+
+llvm::Expected<std::unique_ptr<LoadedArtifact>> LoadedArtifact::load(llvm::StringRef path,
+                                                                     const LoadOptions &options) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file)
+    return llvm::createStringError(file.getError(),
+                                   "cannot read '" + path + "': " + file.getError().message());
+  return load(std::move(*file), options);
+}
+
+llvm::Expected<std::unique_ptr<LoadedArtifact>>
+LoadedArtifact::load(std::unique_ptr<llvm::MemoryBuffer> buffer, const LoadOptions &options) {
+  std::unique_ptr<LoadedArtifact> loaded(new LoadedArtifact());
+  loaded->file_ = std::move(buffer);
+  llvm::StringRef name = loaded->name();
+  llvm::Expected<Artifact> contents = parseArtifact(loaded->file_->getBuffer(), name);
+  if (!contents)
+    return contents.takeError();
+  loaded->contents_ = std::move(*contents);
+  const Artifact &artifact = loaded->contents_;
+  if (artifact.isCuda()) {
+    if (llvm::Error err = loaded->loadPlan(options))
+      return err;
+    return loaded;
+  }
+  if (llvm::Error err = checkHost(artifact, name))
+    return err;
+  llvm::StringMap<std::string> entries;
+  for (const EntryFn &fn : artifact.fns)
+    entries[fn.name] = fn.symbol;
+  llvm::Expected<std::unique_ptr<Linked>> linked = linkObject(artifact, name, entries);
+  if (!linked)
+    return linked.takeError();
+  loaded->linked_ = std::move(*linked);
   return loaded;
 }
 
@@ -328,6 +357,8 @@ llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
   if (!resultShape)
     return resultShape.takeError();
   const EntryFn &fn = *findFn(fnName);
+  if (plan_)
+    return callPlan(weights, inputs);
 
   // Arguments: state in layout order, inputs, then the output buffer.
   std::vector<Descriptor> descriptors;
@@ -350,14 +381,139 @@ llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
   runtime::Tensor output = runtime::Tensor::zeros(fn.result.dtype, *resultShape);
   descriptors.emplace_back(output.mutableData(), output.shape());
 
-  // The packed entry takes a pointer to each argument: here, to each
-  // descriptor's address.
   llvm::SmallVector<void *> arguments;
   for (Descriptor &d : descriptors)
     arguments.push_back(d.words.data());
-  llvm::SmallVector<void *> packed;
-  for (void *&argument : arguments)
-    packed.push_back(&argument);
-  linked_->entries.lookup(fn.name)(packed.data());
+  linked_->call(fn.name, arguments);
   return output;
+}
+
+//===----------------------------------------------------------------------===//
+// Cuda artifacts: a device plan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The plan's cpu regions, called through the linked object code.
+class LinkedCpuRegions final : public cudaexec::CpuRegions {
+public:
+  explicit LinkedCpuRegions(const LoadedArtifact::Linked &linked) : linked(linked) {}
+  llvm::Error call(llvm::StringRef function, llvm::ArrayRef<void *> memrefs) override {
+    linked.call(function, memrefs);
+    return llvm::Error::success();
+  }
+
+private:
+  const LoadedArtifact::Linked &linked;
+};
+
+} // namespace
+
+/// The executor of a cuda artifact and the weights it has on its devices.
+struct LoadedArtifact::Plan {
+  std::unique_ptr<cudaexec::PlanExecutor> executor;
+  /// Bind and run under one lock, so a call never runs with weights another
+  /// thread is replacing.
+  std::mutex mutex;
+  /// The bytes of the state tensors last copied to the devices.
+  std::vector<const void *> boundState;
+};
+
+llvm::Error LoadedArtifact::loadPlan(const LoadOptions &options) {
+  llvm::StringRef name = this->name();
+  llvm::Expected<cudagen::DevicePlan> plan = cudagen::parsePlan(*contents_.devicePlan);
+  if (!plan)
+    return loadError(ArtifactErrorKind::Malformed, name,
+                     "malformed: the device plan: " + llvm::toString(plan.takeError()));
+  cudaexec::PlanOptions executorOptions;
+  // Kernels come from the artifact's images, indexed by device.
+  for (const GpuCode &gpu : contents_.gpus) {
+    if (size_t(gpu.device) >= executorOptions.prebuilt.size())
+      executorOptions.prebuilt.resize(gpu.device + 1);
+    cuda::PrebuiltModule &module = executorOptions.prebuilt[gpu.device];
+    module.name = (name + "(cuda" + llvm::Twine(gpu.device) + ")").str();
+    module.cubinArch = gpu.cubinArch;
+    module.cubin = gpu.cubin;
+    module.ptxArch = gpu.ptxArch;
+    module.ptx = gpu.ptx;
+    module.source = gpu.source;
+  }
+  for (cudagen::DeviceCode &code : plan->devices)
+    if (!llvm::any_of(contents_.gpus,
+                      [&](const GpuCode &gpu) { return gpu.device == code.device; }))
+      return loadError(ArtifactErrorKind::Malformed, name,
+                       "malformed: the plan runs code on cuda:" + llvm::Twine(code.device) +
+                           " but the artifact has none for it");
+
+  // The cpu regions: linked from the object, never compiled.
+  llvm::StringMap<std::string> regions;
+  for (const cudagen::Step &step : plan->steps)
+    if (const auto *call = std::get_if<cudagen::CpuCall>(&step))
+      regions[call->function] = "_mlir__mlir_ciface_" + call->function;
+  if (!regions.empty()) {
+    if (contents_.object.empty())
+      return loadError(ArtifactErrorKind::Malformed, name,
+                       "malformed: the plan calls cpu code but there is no 'cpu.object'");
+    if (llvm::Error err = checkHost(contents_, name))
+      return err;
+    llvm::Expected<std::unique_ptr<Linked>> linked = linkObject(contents_, name, regions);
+    if (!linked)
+      return linked.takeError();
+    linked_ = std::move(*linked);
+    const Linked &code = *linked_;
+    executorOptions.cpuRegions =
+        [&code](
+            const cudagen::DevicePlan &) -> llvm::Expected<std::unique_ptr<cudaexec::CpuRegions>> {
+      return std::make_unique<LinkedCpuRegions>(code);
+    };
+  }
+  executorOptions.backends =
+      options.backends ? options.backends
+                       : cudaexec::backendProvider(
+                             options.cudaMode.value_or(cudaexec::cudaModeFromEnvironment()),
+                             /*compilesKernels=*/false);
+  llvm::Expected<std::unique_ptr<cudaexec::PlanExecutor>> executor =
+      cudaexec::PlanExecutor::compile(std::move(*plan), std::move(executorOptions));
+  if (!executor)
+    return executor.takeError();
+  plan_ = std::make_unique<Plan>();
+  plan_->executor = std::move(*executor);
+  return llvm::Error::success();
+}
+
+std::optional<cuda::PrebuiltImage> LoadedArtifact::kernelImage(int device) const {
+  return plan_ ? plan_->executor->prebuiltImage(device) : std::nullopt;
+}
+
+llvm::Expected<runtime::Tensor>
+LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
+                         llvm::ArrayRef<runtime::Tensor> inputs) const {
+  cudaexec::PlanExecutor &executor = *plan_->executor;
+  const cudagen::DevicePlan &plan = executor.plan();
+  std::vector<runtime::Tensor> state;
+  std::vector<const void *> bytes;
+  for (cudagen::BufferId id : plan.buffersOfKind(cudagen::BufferKind::State)) {
+    const runtime::BoundState *w = weights.find(plan.buffers[id].name);
+    if (!w)
+      return loadError(ArtifactErrorKind::Unsupported, name(),
+                       "the weights were not bound to this artifact (`" + plan.buffers[id].name +
+                           "` is missing)");
+    state.push_back(w->tensor);
+    bytes.push_back(w->tensor.data());
+  }
+  std::lock_guard<std::mutex> lock(plan_->mutex);
+  if (bytes != plan_->boundState || plan_->boundState.empty()) {
+    plan_->boundState.clear();
+    if (llvm::Error err = executor.bindState(state))
+      return err;
+    plan_->boundState = std::move(bytes);
+  }
+  llvm::Expected<std::vector<runtime::Tensor>> outputs = executor.run(inputs);
+  if (!outputs)
+    return outputs.takeError();
+  if (outputs->size() != 1)
+    return loadError(ArtifactErrorKind::Malformed, name(),
+                     "malformed: the plan returns " + llvm::Twine(outputs->size()) +
+                         " results, not 1");
+  return std::move(outputs->front());
 }

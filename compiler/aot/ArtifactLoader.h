@@ -15,6 +15,13 @@
 // (the sgemm entry point, memref copies, libc and libm), and looks up every
 // entry fn.
 //
+// A cuda artifact (docs/artifacts.md) is run by compiler/cudaexec's
+// PlanExecutor: its cpu regions from the linked object code, its kernels from
+// the CUBIN when the GPU's architecture matches, else from the PTX (compiled
+// by the driver), or, on the emulator, from the stored CUDA C++ (built by the
+// host compiler). load() fails with the backend's error when a GPU cannot be
+// used (cuda::CudaError: no driver, no such GPU, no host compiler).
+//
 // call() checks the inputs against the stored signature with the checks and
 // messages of E0602-E0606 (InputMismatchError; without a source file the
 // notes quote the declared type instead of pointing at it), allocates the
@@ -27,11 +34,14 @@
 
 #include "aot/ArtifactFormat.h"
 
+#include "cudaexec/CudaDevices.h"
+
 #include "runtime/SafeTensors.h"
 #include "runtime/Tensor.h"
 #include "runtime/WeightLoader.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -62,13 +72,21 @@ public:
   std::vector<std::string> notes;
 };
 
+struct LoadOptions {
+  /// How cuda:N runs (cuda artifacts): default MODELC_CUDA, else the driver.
+  std::optional<cudaexec::CudaMode> cudaMode;
+  /// Replaces the backends cudaMode picks (tests: a fake driver).
+  cudaexec::BackendProvider backends;
+};
+
 class LoadedArtifact {
 public:
   /// Maps and verifies the file at `path`, then links its code.
-  static llvm::Expected<std::unique_ptr<LoadedArtifact>> load(llvm::StringRef path);
+  static llvm::Expected<std::unique_ptr<LoadedArtifact>> load(llvm::StringRef path,
+                                                              const LoadOptions &options = {});
   /// As load(), for an artifact already in memory (its identifier names it).
   static llvm::Expected<std::unique_ptr<LoadedArtifact>>
-  load(std::unique_ptr<llvm::MemoryBuffer> buffer);
+  load(std::unique_ptr<llvm::MemoryBuffer> buffer, const LoadOptions &options = {});
 
   ~LoadedArtifact();
   LoadedArtifact(const LoadedArtifact &) = delete;
@@ -99,19 +117,37 @@ public:
 
   /// Checks the inputs, then runs fn `fnName` with `weights` (bound by
   /// bindWeights or embeddedWeights of this artifact). Inputs may have any
-  /// strides; they are never written.
+  /// strides; they are never written. For a cuda artifact the inputs are
+  /// host bytes labelled with their device (as `modelc run` reads them),
+  /// the result is a host tensor, the weights are copied to their GPUs on
+  /// the first call with them, and calls are serialised (one plan runs at a
+  /// time).
   llvm::Expected<runtime::Tensor> call(llvm::StringRef fnName,
                                        const runtime::LoadedWeights &weights,
                                        llvm::ArrayRef<runtime::Tensor> inputs,
                                        llvm::ArrayRef<std::string> labels = {}) const;
 
-private:
+  /// Cuda artifacts: which image cuda:`device`'s kernels were loaded from.
+  std::optional<cuda::PrebuiltImage> kernelImage(int device) const;
+
+  /// Linked object code (ArtifactLoader.cpp).
   struct Linked;
-  LoadedArtifact() = default;
+
+private:
+  struct Plan;
+  static llvm::Expected<std::unique_ptr<Linked>>
+  linkObject(const Artifact &artifact, llvm::StringRef name,
+             const llvm::StringMap<std::string> &entries);
+  LoadedArtifact();
+  llvm::Error loadPlan(const LoadOptions &options);
+  llvm::Expected<runtime::Tensor> callPlan(const runtime::LoadedWeights &weights,
+                                           llvm::ArrayRef<runtime::Tensor> inputs) const;
 
   std::shared_ptr<llvm::MemoryBuffer> file_;
   Artifact contents_;
   std::unique_ptr<Linked> linked_;
+  /// Destroyed before linked_: the plan calls into the linked code.
+  std::unique_ptr<Plan> plan_;
 };
 
 } // namespace modelc::aot

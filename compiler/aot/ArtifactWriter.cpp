@@ -3,9 +3,11 @@
 #include "aot/ArtifactWriter.h"
 
 #include "aot/ArtifactFormat.h"
+#include "exec/CudaModel.h"
 #include "exec/Executor.h"
 #include "jit/Jit.h"
 #include "mlirgen/MlirGen.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -118,6 +120,105 @@ llvm::Expected<std::vector<std::string>> undefinedSymbols(const llvm::MemoryBuff
   return symbols;
 }
 
+/// The object code of `module` compiled by the JIT, with the symbols it
+/// leaves undefined; `entry` is one of its entry fns (looking it up compiles).
+struct CompiledObject {
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  std::vector<std::string> undefined;
+};
+
+llvm::Expected<CompiledObject> objectCodeOf(std::unique_ptr<jit::JitModule> compiled,
+                                            llvm::StringRef entry) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiled->objectCode(entry);
+  if (!object)
+    return object.takeError();
+  llvm::Expected<std::vector<std::string>> undefined = undefinedSymbols(**object);
+  if (!undefined)
+    return undefined.takeError();
+  return CompiledObject{std::move(*object), std::move(*undefined)};
+}
+
+/// What a cuda artifact holds besides the common sections; owns the bytes
+/// the Artifact's views point into.
+struct CudaParts {
+  std::string planJson;
+  std::vector<std::string> ptx, cubin, source;
+  std::optional<CompiledObject> cpu;
+};
+
+/// Plans fn `fnName` for its devices and compiles every part of the plan:
+/// the kernels through NVRTC, the cpu regions through the JIT.
+llvm::Expected<std::optional<CudaParts>>
+buildCudaParts(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+               const mlirgen::ConcreteModel &model, const ArtifactBuildOptions &options,
+               Artifact &artifact, DiagnosticEngine &diags) {
+  llvm::Expected<std::optional<cudagen::DevicePlan>> planned =
+      exec::planModel(program, sourceMgr, model, options.fnName, diags);
+  if (!planned)
+    return planned.takeError();
+  if (!*planned)
+    return std::nullopt;
+  cudagen::DevicePlan plan = std::move(**planned);
+  if (!llvm::StringRef(options.gpuArch).starts_with("sm_"))
+    return buildError("--gpu-arch must name a real architecture (sm_80, sm_90...), not '" +
+                      options.gpuArch + "'");
+  llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get();
+  if (!nvrtc)
+    return buildError("an artifact for a GPU holds PTX and CUBIN, which need NVRTC: " +
+                      llvm::toString(nvrtc.takeError()));
+
+  CudaParts parts;
+  std::string ptxArch = "compute_" + options.gpuArch.substr(3);
+  for (cudagen::DeviceCode &code : plan.devices) {
+    std::string name = "cuda" + std::to_string(code.device) + ".cu";
+    cuda::NvrtcRequest request;
+    request.source = code.source;
+    request.name = name;
+    request.arch = options.gpuArch;
+    request.output = cuda::NvrtcOutput::PTX;
+    llvm::Expected<cuda::KernelCache::Payload> ptx =
+        nvrtc->compileCached(request, cuda::KernelCache::global());
+    if (!ptx)
+      return ptx.takeError();
+    request.output = cuda::NvrtcOutput::CUBIN;
+    llvm::Expected<cuda::KernelCache::Payload> cubin =
+        nvrtc->compileCached(request, cuda::KernelCache::global());
+    if (!cubin)
+      return cubin.takeError();
+    parts.ptx.push_back(**ptx);
+    parts.cubin.push_back(**cubin);
+    // The source is its own section; the plan's JSON keeps the rest.
+    parts.source.push_back(std::move(code.source));
+    code.source.clear();
+  }
+  for (size_t i = 0; i < plan.devices.size(); ++i)
+    artifact.gpus.push_back({plan.devices[i].device, options.gpuArch, parts.cubin[i], ptxArch,
+                             parts.ptx[i], parts.source[i]});
+
+  if (!plan.cpuModule.empty()) {
+    std::string firstRegion;
+    for (const cudagen::Step &step : plan.steps)
+      if (const auto *call = std::get_if<cudagen::CpuCall>(&step); call && firstRegion.empty())
+        firstRegion = call->function;
+    jit::JitOptions jitOptions;
+    jitOptions.useBlas = options.useBlas;
+    jitOptions.keepObjectCode = true;
+    llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
+        jit::JitModule::compileSource(plan.cpuModule, jitOptions);
+    if (!compiled)
+      return compiled.takeError();
+    llvm::Expected<CompiledObject> object = objectCodeOf(std::move(*compiled), firstRegion);
+    if (!object)
+      return object.takeError();
+    parts.cpu = std::move(*object);
+    artifact.object = parts.cpu->object->getBuffer();
+    artifact.runtimeSymbols = parts.cpu->undefined;
+  }
+  llvm::raw_string_ostream os(parts.planJson);
+  os << cudagen::toJSON(plan);
+  return std::optional<CudaParts>(std::move(parts));
+}
+
 } // namespace
 
 llvm::Expected<std::optional<std::string>> aot::buildArtifact(const sema::CheckedProgram &program,
@@ -125,16 +226,6 @@ llvm::Expected<std::optional<std::string>> aot::buildArtifact(const sema::Checke
                                                               const mlirgen::ConcreteModel &model,
                                                               const ArtifactBuildOptions &options,
                                                               DiagnosticEngine &diags) {
-  for (const sema::Device &d : model.instance->devices)
-    if (d.kind != sema::Device::Kind::Cpu)
-      return buildError("artifacts for cuda devices are not supported yet (model '" +
-                        model.model().name + "' is placed on " + d.str() +
-                        "); build it with `--device cpu`");
-  for (const sema::InstantiatedState &s : model.concrete.state)
-    if (s.type.dev.kind != sema::Device::Kind::Cpu)
-      return buildError("artifacts for cuda devices are not supported yet (`" + s.name +
-                        "` lives on " + s.type.dev.str() + ")");
-
   Artifact artifact;
   artifact.writerVersion = modelcVersion().str();
   artifact.target = TargetInfo::host();
@@ -166,34 +257,46 @@ llvm::Expected<std::optional<std::string>> aot::buildArtifact(const sema::Checke
     return std::nullopt;
   }
 
-  mlir::DialectRegistry registry;
-  jit::registerJitDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags);
-  if (!module)
-    return std::nullopt;
   llvm::Expected<EntryFn> entry = entrySignature(*fn);
   if (!entry)
     return entry.takeError();
   artifact.fns.push_back(std::move(*entry));
 
-  jit::JitOptions jitOptions;
-  jitOptions.useBlas = options.useBlas;
-  jitOptions.keepObjectCode = true;
-  llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
-      jit::JitModule::compile(*module, jitOptions);
-  if (!compiled)
-    return compiled.takeError();
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-      (*compiled)->objectCode(options.fnName);
-  if (!object)
-    return object.takeError();
-  llvm::Expected<std::vector<std::string>> undefined = undefinedSymbols(**object);
-  if (!undefined)
-    return undefined.takeError();
-  artifact.runtimeSymbols = std::move(*undefined);
-  artifact.object = (*object)->getBuffer();
+  // A model placed on GPUs: the device plan and its compiled parts.
+  std::optional<CudaParts> cudaParts;
+  std::optional<CompiledObject> cpuObject;
+  if (exec::placedOnCuda(model, options.fnName)) {
+    artifact.fns.back().symbol.clear(); // the plan is the entry point
+    llvm::Expected<std::optional<CudaParts>> parts =
+        buildCudaParts(program, sourceMgr, model, options, artifact, diags);
+    if (!parts)
+      return parts.takeError();
+    if (!*parts)
+      return std::nullopt;
+    cudaParts = std::move(**parts);
+    artifact.devicePlan = cudaParts->planJson;
+  } else {
+    mlir::DialectRegistry registry;
+    jit::registerJitDialects(registry);
+    mlir::MLIRContext context(registry);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlirgen::buildModule(context, program, sourceMgr, model, options.fnName, diags);
+    if (!module)
+      return std::nullopt;
+    jit::JitOptions jitOptions;
+    jitOptions.useBlas = options.useBlas;
+    jitOptions.keepObjectCode = true;
+    llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
+        jit::JitModule::compile(*module, jitOptions);
+    if (!compiled)
+      return compiled.takeError();
+    llvm::Expected<CompiledObject> object = objectCodeOf(std::move(*compiled), options.fnName);
+    if (!object)
+      return object.takeError();
+    cpuObject = std::move(*object);
+    artifact.runtimeSymbols = cpuObject->undefined;
+    artifact.object = cpuObject->object->getBuffer();
+  }
 
   std::string weightBytes;
   if (weights) {

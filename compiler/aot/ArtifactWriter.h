@@ -6,6 +6,11 @@
 // code) and stores the object code it produced together with the fn's
 // signature, the parameter layout, the target and, optionally, the weights.
 //
+// A model placed on GPUs is planned by compiler/cudagen instead (the batch
+// stays dynamic): the artifact holds the DevicePlan, each GPU's kernels as
+// PTX and CUBIN (NVRTC, for `gpuArch`) and CUDA C++ (for the emulator), and
+// the object code of the plan's cpu regions, compiled as above.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_AOT_ARTIFACTWRITER_H
 #define MODELC_AOT_ARTIFACTWRITER_H
@@ -30,6 +35,9 @@ struct ArtifactBuildOptions {
   std::string modelDevice = "cpu";
   /// Weights to build in; they must fit the model (E0607).
   const runtime::SafeTensorsFile *weights = nullptr;
+  /// The GPU architecture the CUBINs are built for (`sm_90`); the PTX is
+  /// for the matching virtual one (`compute_90`).
+  std::string gpuArch = "sm_90";
 };
 
 /// The bytes of the artifact. Problems with the model are diagnostics

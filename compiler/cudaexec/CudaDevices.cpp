@@ -54,7 +54,7 @@ cuda::CudaBackend &emulatorBackend() {
 
 } // namespace
 
-llvm::Expected<cuda::CudaBackend &> backendFor(int device, CudaMode mode) {
+llvm::Expected<cuda::CudaBackend &> backendFor(int device, CudaMode mode, bool compilesKernels) {
   if (mode == CudaMode::Emulate) {
     cuda::CudaBackend &backend = emulatorBackend();
     if (llvm::Error error = backend.checkDevice(device))
@@ -66,17 +66,17 @@ llvm::Expected<cuda::CudaBackend &> backendFor(int device, CudaMode mode) {
     return rewordDriverError(driver.takeError(), device);
   // Kernels for a GPU are compiled by NVRTC: without it nothing can run, so
   // say so before anything is allocated.
-  llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get();
-  if (!nvrtc)
-    return nvrtc.takeError();
+  if (compilesKernels)
+    if (llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get(); !nvrtc)
+      return nvrtc.takeError();
   // Never destroyed, like the driver it wraps.
   static cuda::CudaBackend *backend =
       cuda::makeDriverBackend(*driver, cuda::KernelCache::global()).release();
   return *backend;
 }
 
-BackendProvider backendProvider(CudaMode mode) {
-  return [mode](int device) { return backendFor(device, mode); };
+BackendProvider backendProvider(CudaMode mode, bool compilesKernels) {
+  return [mode, compilesKernels](int device) { return backendFor(device, mode, compilesKernels); };
 }
 
 bool isDeviceUnavailable(CudaErrorKind kind) {

@@ -34,12 +34,15 @@ llvm::StringRef cudaModeName(CudaMode mode);
 /// The process-wide backend that runs code on cuda:`device` in `mode`.
 /// Fails with DriverNotFound ("no CUDA driver found: cuda:0 needs an NVIDIA
 /// GPU (run with --cuda=emulate or MODELC_CUDA=emulate to use the CPU
-/// emulator)"), NoSuchDevice, or, on the driver path, NvrtcNotFound.
-llvm::Expected<cuda::CudaBackend &> backendFor(int device, CudaMode mode);
+/// emulator)"), NoSuchDevice, or, on the driver path when kernels are to be
+/// compiled from source (`compilesKernels`), NvrtcNotFound. Kernels from an
+/// artifact need no NVRTC.
+llvm::Expected<cuda::CudaBackend &> backendFor(int device, CudaMode mode,
+                                               bool compilesKernels = true);
 
 /// Where a plan gets the backend of each device; tests substitute their own.
 using BackendProvider = std::function<llvm::Expected<cuda::CudaBackend &>(int device)>;
-BackendProvider backendProvider(CudaMode mode);
+BackendProvider backendProvider(CudaMode mode, bool compilesKernels = true);
 
 /// True for the kinds that mean this machine cannot run the model at all
 /// (no driver, no such GPU, no NVRTC, no host compiler for the emulator).

@@ -2,8 +2,6 @@
 
 #include "cudaexec/PlanExecutor.h"
 
-#include "jit/Jit.h"
-
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -96,6 +94,8 @@ std::string describeKernelFailure(const DevicePlan &plan, int device, llvm::Stri
       message += "; generated from " + llvm::join(info->sourceLines, ", ");
   return message;
 }
+
+CpuRegions::~CpuRegions() = default;
 
 //===----------------------------------------------------------------------===//
 // State and per-run storage
@@ -234,7 +234,8 @@ llvm::Error PlanExecutor::validate() const {
   return llvm::Error::success();
 }
 
-llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider) {
+llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider,
+                                      llvm::ArrayRef<cuda::PrebuiltModule> prebuilt) {
   // Every GPU first, so a missing driver is reported before any compiling.
   for (const Buffer &buffer : devicePlan.buffers)
     if (!buffer.device.isCPU() && size_t(buffer.device.index) >= backends.size())
@@ -264,10 +265,23 @@ llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider) {
     std::string key = std::to_string(launch->device) + ":" + launch->kernel;
     std::shared_ptr<const cuda::CudaKernel> &kernel = loaded[key];
     if (!kernel) {
-      const cudagen::DeviceCode *code = devicePlan.deviceCode(launch->device);
-      std::string sourceName = devicePlan.entry + ".cuda" + std::to_string(launch->device) + ".cu";
-      llvm::Expected<cuda::CudaKernel> found = backends[launch->device]->loadKernel(
-          launch->device, code->source, sourceName, launch->kernel);
+      int device = launch->device;
+      llvm::Expected<cuda::CudaKernel> found = cuda::CudaKernel();
+      if (!prebuilt.empty()) {
+        if (size_t(device) >= prebuilt.size())
+          return planError("no prebuilt kernels for cuda:" + llvm::Twine(device));
+        cuda::PrebuiltImage used;
+        found =
+            backends[device]->loadPrebuiltKernel(device, prebuilt[device], launch->kernel, &used);
+        if (found) {
+          images.resize(std::max(images.size(), size_t(device) + 1));
+          images[device] = used;
+        }
+      } else {
+        const cudagen::DeviceCode *code = devicePlan.deviceCode(device);
+        std::string sourceName = devicePlan.entry + ".cuda" + std::to_string(device) + ".cu";
+        found = backends[device]->loadKernel(device, code->source, sourceName, launch->kernel);
+      }
       if (!found)
         return withContext(found.takeError(), "cuda:" + llvm::Twine(launch->device) + ": ");
       kernel = std::make_shared<const cuda::CudaKernel>(std::move(*found));
@@ -307,22 +321,26 @@ llvm::Expected<std::unique_ptr<PlanExecutor>> PlanExecutor::compile(DevicePlan p
 
   if (!options.backends)
     options.backends = backendProvider(cudaModeFromEnvironment());
-  if (llvm::Error error = executor->loadKernels(options.backends))
+  if (llvm::Error error = executor->loadKernels(options.backends, options.prebuilt))
     return error;
 
   if (!checked.cpuModule.empty()) {
+    if (!options.cpuRegions)
+      return planError("the plan has a cpu module but nothing to compile it with");
     auto start = std::chrono::steady_clock::now();
-    jit::JitOptions jitOptions;
-    jitOptions.optLevel = options.optLevel;
-    jitOptions.useBlas = options.useBlas;
-    llvm::Expected<std::unique_ptr<jit::JitModule>> cpu =
-        jit::JitModule::compileSource(checked.cpuModule, jitOptions);
+    llvm::Expected<std::unique_ptr<CpuRegions>> cpu = options.cpuRegions(checked);
     if (!cpu)
       return withContext(cpu.takeError(), "the plan's cpu module: ");
     executor->cpuCode = std::move(*cpu);
     executor->times.cpuJitSeconds = secondsSince(start);
   }
   return executor;
+}
+
+std::optional<cuda::PrebuiltImage> PlanExecutor::prebuiltImage(int device) const {
+  if (device < 0 || size_t(device) >= images.size())
+    return std::nullopt;
+  return images[device];
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,6 +359,7 @@ void PlanExecutor::releaseState() {
 }
 
 llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
+  std::lock_guard<std::mutex> lock(mutex);
   releaseState();
   std::vector<BufferId> ids = devicePlan.buffersOfKind(BufferKind::State);
   if (tensors.size() != ids.size())
@@ -397,6 +416,7 @@ llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
 
 llvm::Expected<std::vector<runtime::Tensor>>
 PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs) {
+  std::lock_guard<std::mutex> lock(mutex);
   const DevicePlan &plan = devicePlan;
   std::vector<BufferId> stateIds = plan.buffersOfKind(BufferKind::State);
   if (!stateIds.empty() && state.empty())

@@ -4,15 +4,18 @@
 //
 //   compile()   checks the plan, resolves a backend for every GPU it uses
 //               (driver or emulator), loads each launched kernel (NVRTC
-//               through the kernel cache, or the host compiler) and
-//               JIT-compiles the plan's cpu module;
+//               through the kernel cache, or the host compiler; or images
+//               compiled ahead of time) and gets the plan's cpu module
+//               compiled (PlanOptions::cpuRegions: the JIT, or an
+//               artifact's linked object code);
 //   bindState() copies the weights to their devices once;
 //   run()       binds the symbolic dims from the input shapes, copies inputs
 //               to their devices, runs the steps in order (CpuCall, Launch,
 //               Copy), frees each temporary after its last use and reads the
 //               outputs back.
 //
-// One PlanExecutor serves any number of run() calls (one at a time). A
+// One PlanExecutor serves any number of run() calls from any thread; they
+// are serialised by the executor's mutex (one run at a time). A
 // failing kernel is reported with its name, its device and the .mdl lines it
 // was generated from; device memory is released on every path.
 //
@@ -27,27 +30,43 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
-namespace modelc::jit {
-class JitModule;
-}
-
 namespace modelc::cudaexec {
+
+/// The compiled functions of a plan's cpu module (the CpuCall targets).
+class CpuRegions {
+public:
+  virtual ~CpuRegions();
+  /// Calls `function` with StridedMemRefType descriptor pointers: its
+  /// arguments, then one caller-allocated buffer per result.
+  virtual llvm::Error call(llvm::StringRef function, llvm::ArrayRef<void *> memrefs) = 0;
+};
+
+/// Compiles (or links) the cpu module of `plan`.
+using CpuRegionsProvider =
+    std::function<llvm::Expected<std::unique_ptr<CpuRegions>>(const cudagen::DevicePlan &plan)>;
 
 struct PlanOptions {
   /// Backends by device; default: backendProvider(cudaModeFromEnvironment()).
   BackendProvider backends;
-  /// For the cpu module.
-  unsigned optLevel = 3;
-  bool useBlas = true;
+  /// Needed when the plan has a cpu module: jitCpuRegions() (JitCpuRegions.h)
+  /// or an artifact's object code.
+  CpuRegionsProvider cpuRegions;
+  /// Kernels compiled ahead of time, by device index: when non-empty, every
+  /// kernel is loaded from here (CudaBackend::loadPrebuiltKernel), never
+  /// compiled from the plan's source.
+  std::vector<cuda::PrebuiltModule> prebuilt;
 };
 
 /// Time spent preparing a plan, for reports and benchmarks.
 struct PrepareTimes {
   double kernelLoadSeconds = 0; ///< compiling/loading every kernel
-  double cpuJitSeconds = 0;     ///< JIT-compiling the cpu module
+  double cpuJitSeconds = 0;     ///< compiling or linking the cpu module
 };
 
 class PlanExecutor {
@@ -72,6 +91,9 @@ public:
 
   const cudagen::DevicePlan &plan() const { return devicePlan; }
   const PrepareTimes &prepareTimes() const { return times; }
+  /// For prebuilt kernels: which image cuda:`device` loaded (nullopt for a
+  /// device without launches, or kernels compiled from source).
+  std::optional<cuda::PrebuiltImage> prebuiltImage(int device) const;
 
 private:
   struct LoadedLaunch;
@@ -80,7 +102,8 @@ private:
 
   explicit PlanExecutor(cudagen::DevicePlan plan);
   llvm::Error validate() const;
-  llvm::Error loadKernels(const BackendProvider &backends);
+  llvm::Error loadKernels(const BackendProvider &backends,
+                          llvm::ArrayRef<cuda::PrebuiltModule> prebuilt);
   void releaseState();
 
   cudagen::DevicePlan devicePlan;
@@ -88,7 +111,11 @@ private:
   std::vector<cuda::CudaBackend *> backends;
   /// The loaded kernel of each Launch step, by step index.
   std::vector<std::shared_ptr<const cuda::CudaKernel>> kernels;
-  std::unique_ptr<jit::JitModule> cpuCode;
+  std::unique_ptr<CpuRegions> cpuCode;
+  /// The image each device's prebuilt kernels came from, by device index.
+  std::vector<std::optional<cuda::PrebuiltImage>> images;
+  /// Serialises run() and bindState().
+  std::mutex mutex;
   std::vector<StateSlot> state; ///< by BufferId; empty until bindState
   /// The buffer each buffer's bytes belong to (itself unless a view).
   std::vector<cudagen::BufferId> storageOf;

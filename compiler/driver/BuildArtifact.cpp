@@ -31,6 +31,7 @@ int writeArtifact(LoadedModel &loaded, const ArtifactBuild &build) {
   options.modelArgs = build.args;
   options.modelDevice = build.device;
   options.weights = weights ? &*weights : nullptr;
+  options.gpuArch = build.gpuArch;
   llvm::Expected<std::optional<std::string>> bytes =
       aot::buildArtifact(*compilation.program(), compilation.sourceMgr(), *loaded.model, options,
                          compilation.diagnostics());

@@ -21,6 +21,8 @@ struct ArtifactBuild {
   std::string weights; ///< a safetensors file to build in, or empty
   std::string output;
   bool color = false;
+  /// The GPU architecture of a cuda artifact's CUBINs (`sm_90`).
+  std::string gpuArch = "sm_90";
 };
 
 /// Writes the artifact of `loaded`'s model. Exit codes as for `build`: 0

@@ -64,15 +64,15 @@ cl::opt<ColorChoice>
                         clEnumValN(ColorChoice::Never, "never", "never")),
              cl::init(ColorChoice::Auto), cl::sub(buildCommand), cl::cat(driverCategory()));
 
-cl::opt<EmitKind>
-    emitOpt("emit", cl::desc("What to write for each GPU"),
-            cl::values(clEnumValN(EmitKind::Cuda, "cuda", "CUDA C++ source (default)"),
-                       clEnumValN(EmitKind::Ptx, "ptx", "PTX through NVRTC"),
-                       clEnumValN(EmitKind::Cubin, "cubin", "CUBIN through NVRTC"),
-                       clEnumValN(EmitKind::Mdlc, "mdlc",
-                                  "One .mdlc artifact for this cpu (default when -o ends in "
-                                  ".mdlc; docs/artifacts.md)")),
-            cl::init(EmitKind::Cuda), cl::sub(buildCommand), cl::cat(driverCategory()));
+cl::opt<EmitKind> emitOpt(
+    "emit", cl::desc("What to write for each GPU"),
+    cl::values(clEnumValN(EmitKind::Cuda, "cuda", "CUDA C++ source (default)"),
+               clEnumValN(EmitKind::Ptx, "ptx", "PTX through NVRTC"),
+               clEnumValN(EmitKind::Cubin, "cubin", "CUBIN through NVRTC"),
+               clEnumValN(EmitKind::Mdlc, "mdlc",
+                          "One .mdlc artifact for this cpu and the GPUs (default when -o ends in "
+                          ".mdlc; docs/artifacts.md)")),
+    cl::init(EmitKind::Cuda), cl::sub(buildCommand), cl::cat(driverCategory()));
 cl::opt<std::string> outputOpt("o", cl::value_desc("DIR"),
                                cl::desc("Output directory (created if missing)"),
                                cl::sub(buildCommand), cl::cat(driverCategory()));
@@ -238,9 +238,17 @@ int runBuild() {
   std::optional<LoadedModel> loaded = loadModel(options, /*needModel=*/true, exitCode);
   if (!loaded)
     return exitCode;
-  if (artifact)
+  if (artifact) {
+    runtime::Device device = llvm::cantFail(runtime::parseDevice("cpu"));
+    if (llvm::Expected<runtime::Device> given = runtime::parseDevice(deviceOpt))
+      device = *given;
+    else
+      llvm::consumeError(given.takeError());
     return writeArtifact(
-        *loaded, {fnOpt, argsOpt, deviceOpt, weightsOpt, outputOpt, shouldColorStderr(colorOpt)});
+        *loaded, {fnOpt, argsOpt, deviceOpt, weightsOpt, outputOpt, shouldColorStderr(colorOpt),
+                  gpuArchOpt.empty() ? defaultArch(device.isCPU() ? 0 : device.index)
+                                     : gpuArchOpt.getValue()});
+  }
   Compilation &compilation = *loaded->compilation;
   const mlirgen::ConcreteModel &model = *loaded->model;
 

@@ -44,12 +44,23 @@ int runArtifact(const ArtifactRun &run) {
                       run.color);
     return ExitUsageOrIO;
   }
-  llvm::Expected<std::unique_ptr<aot::LoadedArtifact>> loaded = aot::LoadedArtifact::load(run.file);
+  aot::LoadOptions options;
+  options.cudaMode = run.cudaMode;
+  llvm::Expected<std::unique_ptr<aot::LoadedArtifact>> loaded =
+      aot::LoadedArtifact::load(run.file, options);
   if (!loaded) {
     int exitCode = ExitErrorsFound;
     llvm::handleAllErrors(
         loaded.takeError(),
         [&](const aot::ArtifactError &refused) { reportDriverError(refused.message, run.color); },
+        [&](const cuda::CudaError &failure) {
+          // No driver, no such GPU, no host compiler: this machine cannot run it.
+          if (cudaexec::isDeviceUnavailable(failure.getKind()))
+            exitCode = ExitUsageOrIO;
+          reportDriverError(failure.getMessage(), run.color);
+          if (!failure.getLog().empty())
+            llvm::errs() << "note: " << llvm::StringRef(failure.getLog()).rtrim() << "\n";
+        },
         [&](const llvm::ErrorInfoBase &unreadable) {
           exitCode = ExitUsageOrIO;
           reportDriverError(unreadable.message(), run.color);
@@ -58,8 +69,9 @@ int runArtifact(const ArtifactRun &run) {
   }
   const aot::LoadedArtifact &artifact = **loaded;
 
-  std::optional<std::vector<exec::EntryInput>> inputs =
-      readEntryInputs(run.inputs, run.defaultDevice, run.color);
+  std::optional<std::vector<exec::EntryInput>> inputs = readEntryInputs(
+      run.inputs, run.defaultDevice.empty() ? artifact.contents().modelDevice : run.defaultDevice,
+      run.color);
   if (!inputs)
     return ExitUsageOrIO;
 

@@ -12,6 +12,9 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include "cudaexec/CudaDevices.h"
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,10 @@ struct ArtifactRun {
   std::string fn = "forward";
   std::string weights; ///< empty: the artifact's own weights, if any
   llvm::ArrayRef<std::string> inputs;
-  std::string defaultDevice = "cpu";
+  /// Where inputs without `@DEVICE` are; empty: the artifact's `--device`.
+  std::string defaultDevice;
+  /// `--cuda`: how a cuda artifact's GPUs run.
+  std::optional<cudaexec::CudaMode> cudaMode;
   std::string output; ///< empty: print a summary
   bool color = false;
   /// Options of the .mdl path that were given (`--model`...): refused.

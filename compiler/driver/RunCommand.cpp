@@ -93,10 +93,26 @@ int reportRunFailure(llvm::Error error, bool color) {
 } // namespace
 
 int runRun() {
+  std::optional<cudaexec::CudaMode> cudaMode;
+  if (cudaOpt.getNumOccurrences()) {
+    llvm::Expected<cudaexec::CudaMode> mode = cudaexec::parseCudaMode(cudaOpt);
+    if (!mode) {
+      reportDriverError("--cuda=" + cudaOpt + ": " + llvm::toString(mode.takeError()),
+                        shouldColorStderr(colorOpt));
+      return ExitUsageOrIO;
+    }
+    cudaMode = *mode;
+  }
   if (isArtifactPath(fileOpt)) {
-    ArtifactRun run{
-        fileOpt, fnOpt, weightsOpt, inputOpts, deviceOpt, outputOpt, shouldColorStderr(colorOpt),
-        {}};
+    ArtifactRun run;
+    run.file = fileOpt;
+    run.fn = fnOpt;
+    run.weights = weightsOpt;
+    run.inputs = inputOpts;
+    run.defaultDevice = deviceOpt.getNumOccurrences() ? deviceOpt.getValue() : "";
+    run.output = outputOpt;
+    run.color = shouldColorStderr(colorOpt);
+    run.cudaMode = cudaMode;
     const std::pair<const char *, bool> compileOnly[] = {
         {"--model", modelOpt.getNumOccurrences()},
         {"--args", argsOpt.getNumOccurrences()},
@@ -120,15 +136,6 @@ int runRun() {
   DiagnosticEngine &diags = compilation.diagnostics();
 
   // Read every file before anything runs: I/O problems are exit code 2.
-  std::optional<cudaexec::CudaMode> cudaMode;
-  if (cudaOpt.getNumOccurrences()) {
-    llvm::Expected<cudaexec::CudaMode> mode = cudaexec::parseCudaMode(cudaOpt);
-    if (!mode) {
-      reportDriverError("--cuda=" + cudaOpt + ": " + llvm::toString(mode.takeError()), color);
-      return ExitUsageOrIO;
-    }
-    cudaMode = *mode;
-  }
   std::optional<std::vector<exec::EntryInput>> inputs =
       readEntryInputs(inputOpts, deviceOpt, color);
   if (!inputs)

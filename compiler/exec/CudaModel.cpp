@@ -2,6 +2,7 @@
 
 #include "exec/CudaModel.h"
 
+#include "cudaexec/JitCpuRegions.h"
 #include "cudagen/Partition.h"
 #include "jit/Jit.h"
 #include "mlirgen/MlirGen.h"
@@ -88,8 +89,7 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
     return state.takeError();
 
   cudaexec::PlanOptions executorOptions;
-  executorOptions.optLevel = options.optLevel;
-  executorOptions.useBlas = options.useBlas;
+  executorOptions.cpuRegions = cudaexec::jitCpuRegions(options.optLevel, options.useBlas);
   executorOptions.backends =
       cudaexec::backendProvider(options.cudaMode.value_or(cudaexec::cudaModeFromEnvironment()));
   llvm::Expected<std::unique_ptr<cudaexec::PlanExecutor>> executor =

@@ -14,6 +14,18 @@ namespace modelc::cuda {
 
 CudaBackend::~CudaBackend() = default;
 
+llvm::StringRef prebuiltImageName(PrebuiltImage image) {
+  switch (image) {
+  case PrebuiltImage::Cubin:
+    return "cubin";
+  case PrebuiltImage::Ptx:
+    return "ptx";
+  case PrebuiltImage::Source:
+    return "source";
+  }
+  return "?";
+}
+
 namespace {
 
 void *hostPointer(DeviceAddress address) {
@@ -69,6 +81,14 @@ public:
     if (!found)
       return found.takeError();
     return CudaKernel{kernel.str(), device, std::make_shared<EmulatedKernel>(std::move(*found))};
+  }
+
+  llvm::Expected<CudaKernel> loadPrebuiltKernel(int device, const PrebuiltModule &module,
+                                                llvm::StringRef kernel,
+                                                PrebuiltImage *used) override {
+    if (used)
+      *used = PrebuiltImage::Source;
+    return loadKernel(device, module.source, module.name, kernel);
   }
 
   llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
@@ -135,6 +155,40 @@ public:
                       std::make_shared<DriverKernel>(DriverKernel{*module, *function})};
   }
 
+  llvm::Expected<CudaKernel> loadPrebuiltKernel(int device, const PrebuiltModule &prebuilt,
+                                                llvm::StringRef kernel,
+                                                PrebuiltImage *used) override {
+    llvm::Expected<CudaDeviceInfo> info = driver.deviceInfo(device);
+    if (!info)
+      return info.takeError();
+    // The CUBIN runs only on the architecture it was built for; the PTX is
+    // compiled by the driver for whatever GPU this is.
+    bool cubin = !prebuilt.cubin.empty() && prebuilt.cubinArch == info->arch();
+    if (!cubin && prebuilt.ptx.empty())
+      return makeCudaError(CudaErrorKind::DriverCallFailed,
+                           llvm::formatv("{0}: holds a CUBIN for {1} only, but cuda:{2} is {3}",
+                                         prebuilt.name, prebuilt.cubinArch, device, info->arch()));
+    llvm::StringRef image = cubin ? prebuilt.cubin : prebuilt.ptx;
+    llvm::Expected<std::shared_ptr<driver::CUmod_st>> module = loadImage(device, image);
+    if (!module)
+      return llvm::handleErrors(module.takeError(), [&](const CudaError &failure) {
+        return makeCudaError(failure.getKind(),
+                             llvm::formatv("{0}: cannot load its {1} on cuda:{2} ({3}): {4}",
+                                           prebuilt.name,
+                                           cubin ? "CUBIN (" + prebuilt.cubinArch + ")"
+                                                 : "PTX (" + prebuilt.ptxArch + ")",
+                                           device, info->arch(), failure.getMessage()),
+                             failure.getLog());
+      });
+    llvm::Expected<driver::CUfunction> function = driver.getFunction(device, module->get(), kernel);
+    if (!function)
+      return function.takeError();
+    if (used)
+      *used = cubin ? PrebuiltImage::Cubin : PrebuiltImage::Ptx;
+    return CudaKernel{kernel.str(), device,
+                      std::make_shared<DriverKernel>(DriverKernel{*module, *function})};
+  }
+
   llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
                      size_t dynamicSharedBytes) override {
     auto *loaded = static_cast<const DriverKernel *>(kernel.state.get());
@@ -175,15 +229,36 @@ private:
     llvm::Expected<KernelCache::Payload> image = nvrtc->compileCached(request, cache);
     if (!image)
       return image.takeError();
-    llvm::Expected<driver::CUmodule> loaded = driver.loadModule(device, **image);
+    llvm::Expected<std::shared_ptr<driver::CUmod_st>> module = loadModule(device, **image);
+    if (module)
+      modules[hex] = *module;
+    return module;
+  }
+
+  /// A CUBIN or PTX image loaded on `device` once (by its contents).
+  llvm::Expected<std::shared_ptr<driver::CUmod_st>> loadImage(int device, llvm::StringRef image) {
+    CacheKey key;
+    key.add("image").add(int64_t(device)).add(image);
+    std::lock_guard<std::mutex> lock(mutex);
+    std::string hex = key.hex();
+    if (auto found = modules.find(hex); found != modules.end())
+      if (std::shared_ptr<driver::CUmod_st> module = found->second.lock())
+        return module;
+    llvm::Expected<std::shared_ptr<driver::CUmod_st>> module = loadModule(device, image);
+    if (module)
+      modules[hex] = *module;
+    return module;
+  }
+
+  /// Loads `image`; the module is unloaded when its last kernel goes.
+  llvm::Expected<std::shared_ptr<driver::CUmod_st>> loadModule(int device, llvm::StringRef image) {
+    llvm::Expected<driver::CUmodule> loaded = driver.loadModule(device, image);
     if (!loaded)
       return loaded.takeError();
     CudaDriver *owner = &driver;
-    std::shared_ptr<driver::CUmod_st> module(*loaded, [owner, device](driver::CUmodule module) {
+    return std::shared_ptr<driver::CUmod_st>(*loaded, [owner, device](driver::CUmodule module) {
       llvm::consumeError(owner->unloadModule(device, module));
     });
-    modules[hex] = module;
-    return module;
   }
 
   CudaDriver &driver;

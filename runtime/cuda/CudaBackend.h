@@ -38,6 +38,26 @@ struct CudaKernel {
   std::shared_ptr<const void> state;
 };
 
+/// One GPU's kernels compiled ahead of time (a .mdlc artifact's): a CUBIN for
+/// one real architecture, PTX for a virtual one, and the CUDA C++ they came
+/// from. Views; the caller keeps the bytes alive while kernels are loaded.
+struct PrebuiltModule {
+  std::string name;      ///< labels the module in messages ("net.mdlc(cuda0)")
+  std::string cubinArch; ///< "sm_90"; empty when there is no CUBIN
+  llvm::StringRef cubin;
+  std::string ptxArch; ///< "compute_90"; empty when there is no PTX
+  llvm::StringRef ptx;
+  llvm::StringRef source; ///< the emulator builds this with the host compiler
+};
+
+/// Which form of a PrebuiltModule a backend loaded.
+enum class PrebuiltImage {
+  Cubin,  ///< the CUBIN, built for this GPU's architecture
+  Ptx,    ///< the PTX, compiled for this GPU by the driver's JIT
+  Source, ///< the CUDA C++ (the emulator)
+};
+llvm::StringRef prebuiltImageName(PrebuiltImage image);
+
 class CudaBackend {
 public:
   virtual ~CudaBackend();
@@ -67,6 +87,13 @@ public:
   virtual llvm::Expected<CudaKernel> loadKernel(int device, llvm::StringRef source,
                                                 llvm::StringRef sourceName,
                                                 llvm::StringRef kernel) = 0;
+  /// Finds `kernel` in code compiled ahead of time, without NVRTC: the
+  /// driver loads the CUBIN when it was built for this GPU's architecture,
+  /// else the PTX (JIT-compiled by the driver); the emulator builds the
+  /// source. `used`, when given, says which.
+  virtual llvm::Expected<CudaKernel> loadPrebuiltKernel(int device, const PrebuiltModule &module,
+                                                        llvm::StringRef kernel,
+                                                        PrebuiltImage *used = nullptr) = 0;
   /// Runs `kernel` over `grid` blocks of `block` threads and waits for it;
   /// `args` holds one pointer per kernel parameter; each block gets
   /// `dynamicSharedBytes` of `extern __shared__` memory.

@@ -4,6 +4,8 @@
 #include "aot/ArtifactWriter.h"
 
 #include "exec/Executor.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/Nvrtc.h"
 #include "sema/CheckedProgram.h"
 #include "sema/Compilation.h"
 
@@ -302,17 +304,111 @@ TEST(ArtifactLoaderTest, BrokenObjectCodeIsALinkError) {
       << message;
 }
 
-TEST(ArtifactLoaderTest, CudaModelsAreNotSupportedYet) {
-  Fixture f = tiny();
+/// Tiny placed on cuda:0, as an artifact for `arch`; empty when NVRTC is
+/// missing (the test then skips).
+std::string cudaArtifact(Fixture &f, llvm::StringRef arch) {
+  if (llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get(); !nvrtc) {
+    llvm::consumeError(nvrtc.takeError());
+    return "";
+  }
   auto model = mlirgen::instantiateModel(*f.compilation->program(), "Tiny", "in=5,out=3",
                                          sema::Device::cuda(0));
-  ASSERT_TRUE(bool(model));
-  auto bytes = buildArtifact(*f.compilation->program(), f.compilation->sourceMgr(), *model, {},
-                             f.compilation->diagnostics());
-  ASSERT_FALSE(bool(bytes));
-  EXPECT_EQ(errorText(bytes.takeError()),
-            "artifacts for cuda devices are not supported yet (model 'Tiny' is placed on "
-            "cuda:0); build it with `--device cpu`");
+  EXPECT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  f.model = std::move(*model);
+  ArtifactBuildOptions options;
+  options.gpuArch = arch.str();
+  options.modelDevice = "cuda:0";
+  return build(f, options);
+}
+
+/// Host bytes labelled with the device they are placed on (as `modelc run`
+/// passes inputs).
+runtime::Tensor placedOn(const runtime::Tensor &t, runtime::Device device) {
+  return runtime::Tensor::borrow(t.dtype(), t.shape(), t.data(),
+                                 std::make_shared<runtime::Tensor>(t), device);
+}
+
+TEST(ArtifactLoaderTest, CudaArtifactRunsOnTheEmulatorAsTheJitDoes) {
+  Fixture f = tiny();
+  std::string bytes = cudaArtifact(f, "sm_90");
+  if (bytes.empty())
+    GTEST_SKIP() << "NVRTC is not installed: cuda artifacts cannot be built";
+  LoadOptions options;
+  options.cudaMode = cudaexec::CudaMode::Emulate;
+  auto loaded =
+      LoadedArtifact::load(llvm::MemoryBuffer::getMemBufferCopy(bytes, "tiny.mdlc"), options);
+  ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+  LoadedArtifact &artifact = **loaded;
+  EXPECT_TRUE(artifact.contents().isCuda());
+  ASSERT_EQ(artifact.contents().gpus.size(), 1u);
+  EXPECT_EQ(artifact.contents().gpus[0].cubinArch, "sm_90");
+  EXPECT_EQ(artifact.contents().gpus[0].ptxArch, "compute_90");
+  EXPECT_EQ(artifact.kernelImage(0), cuda::PrebuiltImage::Source);
+  EXPECT_EQ(artifact.findFn("forward")->params[0].declared, "f32[B, 5] @ cuda:0");
+
+  auto weights = artifact.bindWeights(*f.weights);
+  ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+  for (int64_t batch : {1, 6}) {
+    std::vector<runtime::Tensor> host = {iota({batch, 5}, 0.5f), iota({batch, 3}, 0.1f)};
+    std::vector<runtime::Tensor> inputs = {placedOn(host[0], runtime::Device::cuda(0)),
+                                           placedOn(host[1], runtime::Device::cuda(0))};
+    auto out = artifact.call("forward", *weights, inputs);
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    exec::RunOptions jit;
+    jit.cudaMode = cudaexec::CudaMode::Emulate;
+    auto jitWeights = exec::bindModelWeights(*f.model, *f.weights, f.compilation->diagnostics());
+    ASSERT_TRUE(jitWeights.has_value());
+    std::vector<exec::EntryInput> entryInputs = {{host[0], runtime::Device::cuda(0), "x"},
+                                                 {host[1], runtime::Device::cuda(0), "y"}};
+    auto expected = exec::runModel(*f.compilation->program(), f.compilation->sourceMgr(), *f.model,
+                                   *jitWeights, entryInputs, jit, f.compilation->diagnostics());
+    ASSERT_TRUE(bool(expected)) << llvm::toString(expected.takeError());
+    ASSERT_TRUE(expected->has_value());
+    expectBitIdentical(*out, **expected);
+  }
+  // A host tensor for a cuda:0 parameter is E0606, never copied silently.
+  auto wrong = artifact.call("forward", *weights, {iota({2, 5}, 0.5f), iota({2, 3}, 0.1f)});
+  ASSERT_FALSE(bool(wrong));
+  EXPECT_EQ(errorText(wrong.takeError()),
+            "error[E0606]: input 1 of `forward` is on cpu, expected cuda:0\n"
+            "  note: `x` is declared f32[B, 5] @ cuda:0 (in tiny.mdlc)");
+}
+
+/// The driver path against tests/unit/cuda's fake libcuda (a GPU of compute
+/// capability 9.0): the CUBIN is loaded when it was built for sm_90, the PTX
+/// otherwise - and neither needs NVRTC at load time.
+TEST(ArtifactLoaderTest, DriverLoadsTheCubinForItsArchElseThePtx) {
+  Fixture f = tiny();
+  std::string sm90 = cudaArtifact(f, "sm_90");
+  if (sm90.empty())
+    GTEST_SKIP() << "NVRTC is not installed: cuda artifacts cannot be built";
+  std::string sm80 = cudaArtifact(f, "sm_80");
+  llvm::Expected<std::unique_ptr<cuda::CudaDriver>> driver =
+      cuda::CudaDriver::open(MODELC_FAKE_CUDA_DRIVER);
+  ASSERT_TRUE(bool(driver)) << llvm::toString(driver.takeError());
+  cuda::KernelCache cache(std::nullopt);
+  std::unique_ptr<cuda::CudaBackend> backend = cuda::makeDriverBackend(**driver, cache);
+  LoadOptions options;
+  options.backends = [&](int device) -> llvm::Expected<cuda::CudaBackend &> {
+    if (llvm::Error error = backend->checkDevice(device))
+      return error;
+    return *backend;
+  };
+  for (auto [bytes, image] :
+       {std::pair{&sm90, cuda::PrebuiltImage::Cubin}, std::pair{&sm80, cuda::PrebuiltImage::Ptx}}) {
+    auto loaded =
+        LoadedArtifact::load(llvm::MemoryBuffer::getMemBufferCopy(*bytes, "tiny.mdlc"), options);
+    ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+    EXPECT_EQ((*loaded)->kernelImage(0), image) << cuda::prebuiltImageName(image).str();
+    // The fake runs no kernels, but the whole call goes through the driver.
+    auto weights = (*loaded)->bindWeights(*f.weights);
+    ASSERT_TRUE(bool(weights));
+    auto out = (*loaded)->call("forward", *weights,
+                               {placedOn(iota({2, 5}, 0.5f), runtime::Device::cuda(0)),
+                                placedOn(iota({2, 3}, 0.1f), runtime::Device::cuda(0))});
+    ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+    EXPECT_EQ(out->str(), "f32[2, 3] @ cpu");
+  }
 }
 
 } // namespace

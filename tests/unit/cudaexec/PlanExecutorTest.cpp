@@ -2,6 +2,8 @@
 
 #include "cudaexec/PlanExecutor.h"
 
+#include "cudaexec/JitCpuRegions.h"
+
 #include "runtime/cuda/emulator/Emulator.h"
 
 #include "llvm/Support/Error.h"
@@ -84,6 +86,7 @@ protected:
 
   PlanOptions options() {
     PlanOptions result;
+    result.cpuRegions = jitCpuRegions();
     result.backends = [this](int device) -> llvm::Expected<cuda::CudaBackend &> {
       if (llvm::Error error = backend->checkDevice(device))
         return error;
