@@ -352,13 +352,14 @@ LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tens
 llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
                                                      const runtime::LoadedWeights &weights,
                                                      llvm::ArrayRef<runtime::Tensor> inputs,
-                                                     llvm::ArrayRef<std::string> labels) const {
+                                                     llvm::ArrayRef<std::string> labels,
+                                                     cudaexec::Residency residency) const {
   llvm::Expected<runtime::Shape> resultShape = checkInputs(fnName, inputs, labels);
   if (!resultShape)
     return resultShape.takeError();
   const EntryFn &fn = *findFn(fnName);
   if (plan_)
-    return callPlan(weights, inputs);
+    return callPlan(weights, inputs, residency);
 
   // Arguments: state in layout order, inputs, then the output buffer.
   std::vector<Descriptor> descriptors;
@@ -485,9 +486,9 @@ std::optional<cuda::PrebuiltImage> LoadedArtifact::kernelImage(int device) const
   return plan_ ? plan_->executor->prebuiltImage(device) : std::nullopt;
 }
 
-llvm::Expected<runtime::Tensor>
-LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
-                         llvm::ArrayRef<runtime::Tensor> inputs) const {
+llvm::Expected<runtime::Tensor> LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
+                                                         llvm::ArrayRef<runtime::Tensor> inputs,
+                                                         cudaexec::Residency residency) const {
   cudaexec::PlanExecutor &executor = *plan_->executor;
   const cudagen::DevicePlan &plan = executor.plan();
   std::vector<runtime::Tensor> state;
@@ -508,7 +509,7 @@ LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
       return err;
     plan_->boundState = std::move(bytes);
   }
-  llvm::Expected<std::vector<runtime::Tensor>> outputs = executor.run(inputs);
+  llvm::Expected<std::vector<runtime::Tensor>> outputs = executor.run(inputs, residency);
   if (!outputs)
     return outputs.takeError();
   if (outputs->size() != 1)

@@ -35,6 +35,7 @@
 #include "aot/ArtifactFormat.h"
 
 #include "cudaexec/CudaDevices.h"
+#include "cudaexec/PlanExecutor.h"
 
 #include "runtime/SafeTensors.h"
 #include "runtime/Tensor.h"
@@ -119,13 +120,15 @@ public:
   /// bindWeights or embeddedWeights of this artifact). Inputs may have any
   /// strides; they are never written. For a cuda artifact the inputs are
   /// host bytes labelled with their device (as `modelc run` reads them),
-  /// the result is a host tensor, the weights are copied to their GPUs on
+  /// the result is a host tensor (Residency::OnDevice: cuda tensors hold
+  /// device memory, used in place; a result on a GPU stays there), the
+  /// weights are copied to their GPUs on
   /// the first call with them, and calls are serialised (one plan runs at a
   /// time).
-  llvm::Expected<runtime::Tensor> call(llvm::StringRef fnName,
-                                       const runtime::LoadedWeights &weights,
-                                       llvm::ArrayRef<runtime::Tensor> inputs,
-                                       llvm::ArrayRef<std::string> labels = {}) const;
+  llvm::Expected<runtime::Tensor>
+  call(llvm::StringRef fnName, const runtime::LoadedWeights &weights,
+       llvm::ArrayRef<runtime::Tensor> inputs, llvm::ArrayRef<std::string> labels = {},
+       cudaexec::Residency residency = cudaexec::Residency::HostBytes) const;
 
   /// Cuda artifacts: which image cuda:`device`'s kernels were loaded from.
   std::optional<cuda::PrebuiltImage> kernelImage(int device) const;
@@ -141,7 +144,8 @@ private:
   LoadedArtifact();
   llvm::Error loadPlan(const LoadOptions &options);
   llvm::Expected<runtime::Tensor> callPlan(const runtime::LoadedWeights &weights,
-                                           llvm::ArrayRef<runtime::Tensor> inputs) const;
+                                           llvm::ArrayRef<runtime::Tensor> inputs,
+                                           cudaexec::Residency residency) const;
 
   std::shared_ptr<llvm::MemoryBuffer> file_;
   Artifact contents_;

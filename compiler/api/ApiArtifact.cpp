@@ -65,7 +65,10 @@ Diagnostic artifactDiagnostic(llvm::Error error) {
 } // namespace
 
 Result<Model> Model::load(const std::string &path) {
-  llvm::Expected<std::unique_ptr<aot::LoadedArtifact>> loaded = aot::LoadedArtifact::load(path);
+  aot::LoadOptions options;
+  options.cudaMode = apiCudaMode();
+  llvm::Expected<std::unique_ptr<aot::LoadedArtifact>> loaded =
+      aot::LoadedArtifact::load(path, options);
   if (!loaded)
     return Result<Model>::failure(artifactDiagnostic(loaded.takeError()));
   auto impl = std::make_shared<Model::Impl>();
@@ -156,7 +159,8 @@ Result<Tensor> callArtifactFn(const Function::Impl &function, const std::vector<
     labels.push_back("input " + std::to_string(i + 1));
   }
   llvm::Expected<runtime::Tensor> output =
-      function.artifact->call(function.signature.name, *function.artifactWeights, tensors, labels);
+      function.artifact->call(function.signature.name, *function.artifactWeights, tensors, labels,
+                              cudaexec::Residency::OnDevice);
   if (!output)
     return Result<Tensor>::failure(artifactDiagnostic(output.takeError()));
   return wrapTensor(std::move(*output));

@@ -10,6 +10,7 @@
 
 #include "diagnostics/SourcePosition.h"
 #include "diagnostics/TextRenderer.h"
+#include "runtime/cuda/CudaError.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
@@ -108,7 +109,20 @@ std::vector<api::Diagnostic> api::takeDiagnostics(DiagnosticEngine &engine,
 }
 
 api::Diagnostic api::errorDiagnostic(llvm::Error error) {
-  return api::Diagnostic::error(llvm::toString(std::move(error)));
+  api::Diagnostic result;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const cuda::CudaError &failure) {
+        // The headline, then the driver's or compiler's log as a note.
+        result = api::Diagnostic::error(failure.getMessage().str());
+        llvm::StringRef log = llvm::StringRef(failure.getLog()).rtrim();
+        if (!log.empty()) {
+          result.notes.push_back({log.str(), {}});
+          result.rendered += "note: " + log.str() + "\n";
+        }
+      },
+      [&](const llvm::ErrorInfoBase &other) { result = api::Diagnostic::error(other.message()); });
+  return result;
 }
 
 const char *api::severityName(api::Severity severity) {

@@ -9,7 +9,9 @@
 
 #include "modelc/Model.h"
 
+#include "cudaexec/CudaDevices.h"
 #include "exec/CompiledModel.h"
+#include "exec/CudaModel.h"
 #include "runtime/SafeTensors.h"
 #include "sema/Compilation.h"
 
@@ -51,6 +53,8 @@ struct Model::Impl {
 struct Function::Impl {
   std::shared_ptr<Program::Impl> program;
   std::unique_ptr<exec::CompiledModel> compiled;
+  /// A model placed on GPUs: its device plan, compiled, weights on the GPUs.
+  std::unique_ptr<exec::CudaModel> cuda;
   EntryPoint signature;
   /// For an artifact's fn: the artifact and the weights it runs with.
   std::shared_ptr<const aot::LoadedArtifact> artifact;
@@ -77,6 +81,11 @@ runtime::DType toRuntime(DType dtype);
 DType fromRuntime(runtime::DType dtype);
 runtime::Device toRuntime(Device device);
 Device fromRuntime(runtime::Device device);
+
+/// How cuda:N runs in this process (setCudaBackend), and the backend of
+/// one GPU in that mode (kernels not compiled from source).
+cudaexec::CudaMode apiCudaMode();
+llvm::Expected<cuda::CudaBackend &> apiCudaBackend(int device);
 
 /// Wraps a runtime tensor.
 Tensor wrapTensor(runtime::Tensor tensor);

@@ -257,6 +257,33 @@ Status Model::loadWeightsFromMemory(const void *data, size_t size, std::string_v
   return bindFile(*impl_, runtime::SafeTensorsFile::fromBuffer(std::move(buffer)));
 }
 
+namespace {
+
+/// A model placed on GPUs: its device plan compiled for every batch size
+/// (kernels loaded, cpu regions JIT-compiled) and its weights copied to
+/// their devices once.
+Result<Function> compileOnCuda(const Model::Impl &model, const sema::FnInfo &fn,
+                               const runtime::LoadedWeights &weights, DiagnosticEngine &diags) {
+  Program::Impl &program = *model.program;
+  exec::CudaModelOptions options;
+  options.fnName = fn.name;
+  options.cudaMode = apiCudaMode();
+  llvm::Expected<std::unique_ptr<exec::CudaModel>> compiled =
+      exec::CudaModel::create(*program.compilation->program(), program.compilation->sourceMgr(),
+                              model.model, weights, options, diags);
+  if (!compiled)
+    return Result<Function>::failure(errorDiagnostic(compiled.takeError()));
+  if (!*compiled)
+    return Result<Function>::failure(takeDiagnostics(diags, program));
+  auto function = std::make_shared<Function::Impl>();
+  function->program = model.program;
+  function->cuda = std::move(*compiled);
+  function->signature = fromInternal(fn);
+  return Function(std::move(function));
+}
+
+} // namespace
+
 Result<Function> Model::compile(const std::string &fn) const {
 #if MODELC_HAVE_AOT
   if (impl_->artifact)
@@ -280,6 +307,8 @@ Result<Function> Model::compile(const std::string &fn) const {
 
   Program::Impl &program = *impl_->program;
   DiagnosticEngine diags(program.compilation->sourceMgr());
+  if (exec::placedOnCuda(impl_->model, fn))
+    return compileOnCuda(*impl_, *info, weights, diags);
   exec::CompileModelOptions options;
   options.fnName = fn;
   llvm::Expected<std::unique_ptr<exec::CompiledModel>> compiled =
@@ -321,7 +350,11 @@ Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
   }
   Program::Impl &program = *impl_->program;
   DiagnosticEngine diags(program.compilation->sourceMgr());
-  llvm::Expected<std::optional<runtime::Tensor>> output = impl_->compiled->call(entryInputs, diags);
+  // Cuda tensors hold device memory: the plan uses them in place and leaves
+  // a result on a GPU there.
+  llvm::Expected<std::optional<runtime::Tensor>> output =
+      impl_->cuda ? impl_->cuda->call(entryInputs, diags, cudaexec::Residency::OnDevice)
+                  : impl_->compiled->call(entryInputs, diags);
   if (!output)
     return Result<Tensor>::failure(errorDiagnostic(output.takeError()));
   if (!*output)

@@ -1,8 +1,9 @@
 //===- ApiTensor.cpp - Public tensors over runtime::Tensor ----------------===//
 //
 // Host tensors are runtime tensors. A cuda tensor is a runtime tensor whose
-// storage is a device address from runtime/cuda's CudaBackend (the driver,
-// or the emulator with MODELC_CUDA=emulate), freed when the last copy goes.
+// storage is a device address from runtime/cuda's CudaBackend (the driver or
+// the emulator: setCudaBackend, else MODELC_CUDA), freed when the last copy
+// goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,11 +13,15 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <atomic>
 #include <cstring>
 
 namespace modelc::api {
 
 namespace {
+
+/// setCudaBackend's choice; Default until it is called.
+std::atomic<CudaBackend> chosenBackend{CudaBackend::Default};
 
 Diagnostic tensorError(const std::string &message) { return Diagnostic::error(message); }
 
@@ -41,7 +46,7 @@ std::optional<size_t> checkedBytes(DType dtype, const std::vector<int64_t> &shap
 /// Device memory holding `bytes`, freed through the backend when released.
 llvm::Expected<runtime::Tensor> allocateOnCuda(DType dtype, const std::vector<int64_t> &shape,
                                                int index) {
-  llvm::Expected<cuda::CudaBackend &> backend = cuda::CudaBackend::forDevice(index);
+  llvm::Expected<cuda::CudaBackend &> backend = apiCudaBackend(index);
   if (!backend)
     return backend.takeError();
   size_t bytes = size_t(*runtime::checkedByteSize(toRuntime(dtype), shape));
@@ -64,6 +69,28 @@ cuda::DeviceAddress deviceAddress(const runtime::Tensor &t) {
 }
 
 } // namespace
+
+void setCudaBackend(CudaBackend backend) { chosenBackend = backend; }
+
+CudaBackend cudaBackend() {
+  return apiCudaMode() == cudaexec::CudaMode::Emulate ? CudaBackend::Emulator : CudaBackend::Driver;
+}
+
+cudaexec::CudaMode apiCudaMode() {
+  switch (chosenBackend.load()) {
+  case CudaBackend::Driver:
+    return cudaexec::CudaMode::Driver;
+  case CudaBackend::Emulator:
+    return cudaexec::CudaMode::Emulate;
+  case CudaBackend::Default:
+    break;
+  }
+  return cudaexec::cudaModeFromEnvironment();
+}
+
+llvm::Expected<cuda::CudaBackend &> apiCudaBackend(int device) {
+  return cudaexec::backendFor(device, apiCudaMode(), /*compilesKernels=*/false);
+}
 
 //===----------------------------------------------------------------------===//
 // dtypes and devices
@@ -188,7 +215,7 @@ Result<Tensor> Tensor::zeros(DType dtype, const std::vector<int64_t> &shape, Dev
   std::vector<uint8_t> zeroBytes(*bytes);
   Tensor result = wrapTensor(std::move(*t));
   if (*bytes)
-    if (llvm::Error err = llvm::cantFail(cuda::CudaBackend::forDevice(device.index))
+    if (llvm::Error err = llvm::cantFail(apiCudaBackend(device.index))
                               .copyHostToDevice(device.index, deviceAddress(result.impl()->tensor),
                                                 zeroBytes.data(), *bytes))
       return Result<Tensor>::failure(errorDiagnostic(std::move(err)));
@@ -237,7 +264,7 @@ Status Tensor::copyToHost(void *out, size_t bytes) const {
     std::memcpy(out, dense.data(), bytes);
     return Ok{};
   }
-  llvm::Expected<cuda::CudaBackend &> backend = cuda::CudaBackend::forDevice(t.device().index);
+  llvm::Expected<cuda::CudaBackend &> backend = apiCudaBackend(t.device().index);
   if (!backend)
     return Status::failure(errorDiagnostic(backend.takeError()));
   if (llvm::Error err = backend->copyDeviceToHost(t.device().index, out, deviceAddress(t), bytes))
@@ -262,7 +289,7 @@ Result<Tensor> Tensor::to(Device device) const {
   llvm::Expected<runtime::Tensor> target = allocateOnCuda(dtype(), dims, device.index);
   if (!target)
     return Result<Tensor>::failure(errorDiagnostic(target.takeError()));
-  cuda::CudaBackend &backend = llvm::cantFail(cuda::CudaBackend::forDevice(device.index));
+  cuda::CudaBackend &backend = llvm::cantFail(apiCudaBackend(device.index));
   cuda::DeviceAddress to = deviceAddress(*target);
   llvm::Error err = llvm::Error::success();
   if (!nbytes()) {

@@ -415,7 +415,7 @@ llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<std::vector<runtime::Tensor>>
-PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs) {
+PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
   std::lock_guard<std::mutex> lock(mutex);
   const DevicePlan &plan = devicePlan;
   std::vector<BufferId> stateIds = plan.buffersOfKind(BufferKind::State);
@@ -476,6 +476,14 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs) {
     }
     const runtime::Tensor *input =
         buffer.kind == BufferKind::Input ? &inputs[buffer.index] : nullptr;
+    if (input && residency == Residency::OnDevice && !buffer.device.isCPU()) {
+      // The caller's device memory, used in place (kernels never write inputs).
+      if (input->device() != buffer.device || !input->isContiguous())
+        return runError("input " + llvm::Twine(buffer.index + 1) + " is " + input->str() +
+                        ", the plan wants a dense tensor on " + buffer.device.str());
+      slot.address = cuda::DeviceAddress(reinterpret_cast<uintptr_t>(input->data()));
+      continue;
+    }
     runtime::Tensor contiguous;
     if (input)
       contiguous = input->isContiguous() ? *input : input->contiguous();
@@ -629,6 +637,21 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs) {
     const StateSlot &slot = run.slots[id];
     if (buffer.device.isCPU()) {
       outputs.push_back(runtime::Tensor::copyOf(buffer.dtype, run.shapes[id], slot.host.data()));
+      continue;
+    }
+    if (residency == Residency::OnDevice) {
+      // The allocation becomes the tensor's: freed with its last copy.
+      run.slots[id].allocated = false;
+      int device = buffer.device.index;
+      cuda::CudaBackend *backend = backends[device];
+      cuda::DeviceAddress address = slot.address;
+      std::shared_ptr<const void> release(reinterpret_cast<const void *>(uintptr_t(address)),
+                                          [backend, device, address](const void *) {
+                                            llvm::consumeError(backend->free(device, address));
+                                          });
+      outputs.push_back(runtime::Tensor::borrowMutable(buffer.dtype, run.shapes[id],
+                                                       reinterpret_cast<void *>(uintptr_t(address)),
+                                                       release, buffer.device));
       continue;
     }
     runtime::Tensor host = runtime::Tensor::zeros(buffer.dtype, run.shapes[id]);

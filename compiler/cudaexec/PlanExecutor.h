@@ -63,6 +63,18 @@ struct PlanOptions {
   std::vector<cuda::PrebuiltModule> prebuilt;
 };
 
+/// How run() takes its inputs and hands back its outputs.
+enum class Residency {
+  /// Every tensor holds host bytes (labelled with any device): inputs are
+  /// copied to their buffers' devices, outputs are read back to the host.
+  HostBytes,
+  /// A tensor on cuda:N holds a device address of the run's backend for
+  /// that GPU (the embedding API's cuda tensors): inputs on a GPU are used
+  /// in place, outputs on a GPU stay there (freed through the backend when
+  /// the last copy of the tensor goes).
+  OnDevice,
+};
+
 /// Time spent preparing a plan, for reports and benchmarks.
 struct PrepareTimes {
   double kernelLoadSeconds = 0; ///< compiling/loading every kernel
@@ -86,8 +98,10 @@ public:
   llvm::Error bindState(llvm::ArrayRef<runtime::Tensor> state);
 
   /// Runs the plan on `inputs` (one per Input buffer, in index order) and
-  /// returns the outputs in index order, as host tensors.
-  llvm::Expected<std::vector<runtime::Tensor>> run(llvm::ArrayRef<runtime::Tensor> inputs);
+  /// returns the outputs in index order: host tensors, or with
+  /// Residency::OnDevice tensors on their buffers' devices.
+  llvm::Expected<std::vector<runtime::Tensor>> run(llvm::ArrayRef<runtime::Tensor> inputs,
+                                                   Residency residency = Residency::HostBytes);
 
   const cudagen::DevicePlan &plan() const { return devicePlan; }
   const PrepareTimes &prepareTimes() const { return times; }

@@ -103,14 +103,15 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
   return compiled;
 }
 
-llvm::Expected<std::optional<runtime::Tensor>> CudaModel::call(llvm::ArrayRef<EntryInput> inputs,
-                                                               DiagnosticEngine &diags) {
+llvm::Expected<std::optional<runtime::Tensor>>
+CudaModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
+                cudaexec::Residency residency) const {
   if (!checkInputs(model, fnName, inputs, diags))
     return std::nullopt;
   std::vector<runtime::Tensor> tensors;
   for (const EntryInput &input : inputs)
     tensors.push_back(input.tensor);
-  llvm::Expected<std::vector<runtime::Tensor>> outputs = plan->run(tensors);
+  llvm::Expected<std::vector<runtime::Tensor>> outputs = plan->run(tensors, residency);
   if (!outputs)
     return outputs.takeError();
   if (outputs->size() != 1)

@@ -67,9 +67,14 @@ public:
          const CudaModelOptions &options, DiagnosticEngine &diags);
 
   /// Checks `inputs` against the signature (E0602-E0606) and runs the plan.
-  /// Not reentrant: one call at a time.
-  llvm::Expected<std::optional<runtime::Tensor>> call(llvm::ArrayRef<EntryInput> inputs,
-                                                      DiagnosticEngine &diags);
+  /// With Residency::OnDevice, inputs on a GPU are device tensors used in
+  /// place and a result on a GPU stays there. Thread-safe: runs of the plan
+  /// are serialised by its executor.
+  llvm::Expected<std::optional<runtime::Tensor>>
+  call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
+       cudaexec::Residency residency = cudaexec::Residency::HostBytes) const;
+
+  const mlirgen::ConcreteModel &concreteModel() const { return model; }
 
   const cudaexec::PlanExecutor &executor() const { return *plan; }
 

@@ -56,6 +56,19 @@ struct Device {
   MODELC_API static Result<Device> parse(std::string_view text);
 };
 
+/// What runs `cuda:N`, for the whole process: the CUDA driver (a real GPU,
+/// libcuda.so.1 loaded at run time) or the CPU emulator (a test device that
+/// compiles kernels with the host's C++ compiler). `Default` follows
+/// $MODELC_CUDA (`emulate`), else the driver.
+enum class CudaBackend { Default, Driver, Emulator };
+
+/// Chooses the backend of cuda tensors and models created from now on.
+/// Device memory belongs to the backend that allocated it: a tensor made
+/// before a switch fails (with an error, never a crash) when used after it.
+MODELC_API void setCudaBackend(CudaBackend backend);
+/// The backend in effect: Driver or Emulator.
+MODELC_API CudaBackend cudaBackend();
+
 class MODELC_API Tensor {
 public:
   /// A null tensor (no storage); isNull() is true.

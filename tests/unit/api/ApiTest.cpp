@@ -359,18 +359,4 @@ TEST(ApiTensor, CopiesBetweenDevices) {
   EXPECT_EQ(*Device::parse("cuda:2"), Device::cuda(2));
 }
 
-TEST(ApiCuda, ModelsOnCudaReportWhatIsMissing) {
-  Result<Program> program = Program::compileString(kTiny, "tiny.mdl");
-  ASSERT_TRUE(program);
-  Result<Model> model = program->instantiate("Tiny", Device::cuda(0), {{"in", 2}, {"out", 3}});
-  ASSERT_TRUE(model);
-  std::string weights = tinyWeights();
-  ASSERT_TRUE(model->loadWeightsFromMemory(weights.data(), weights.size()));
-  Result<Function> forward = model->compile();
-  if (forward)
-    GTEST_SKIP() << "this build runs models on cuda";
-  EXPECT_EQ(forward.diagnostics().at(0).code, "E0601");
-  EXPECT_NE(forward.errorText().find("cuda:0"), std::string::npos) << forward.errorText();
-}
-
 } // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace modelc::api::test {
@@ -12,12 +13,23 @@ std::string sourcePath(const std::string &file) {
   return std::string(MODELC_SOURCE_DIR) + "/" + file;
 }
 
-Function compiledReferenceMlp() {
+int runCommand(const std::string &command, std::string &output) {
+  output.clear();
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return -1;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe))
+    output.append(buffer, n);
+  return pclose(pipe);
+}
+
+Function compiledReferenceMlp(Device device) {
   Result<Program> program = Program::compileFile(sourcePath("examples/mlp.mdl"));
   if (!program)
     ADD_FAILURE() << program.errorText();
   Result<Model> model =
-      program->instantiate("Mlp", Device::cpu(), {{"in", 784}, {"hidden", 256}, {"out", 10}});
+      program->instantiate("Mlp", device, {{"in", 784}, {"hidden", 256}, {"out", 10}});
   if (!model)
     ADD_FAILURE() << model.errorText();
   Status loaded = model->loadWeights(std::string(MODELC_REF_DIR) + "/mlp/weights.safetensors");

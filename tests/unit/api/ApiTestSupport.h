@@ -9,12 +9,16 @@
 
 namespace modelc::api::test {
 
-/// The reference MLP (examples/mlp.mdl) instantiated 784-256-10 on the cpu
+/// The reference MLP (examples/mlp.mdl) instantiated 784-256-10 on `device`
 /// with PyTorch's weights from ../shared/ref/mlp, compiled once.
-Function compiledReferenceMlp();
+Function compiledReferenceMlp(Device device = Device::cpu());
 
 /// `rows` x 784 deterministic inputs that differ with `seed`.
 std::vector<float> mlpInput(int64_t rows, unsigned seed);
+
+/// Runs `command` through the shell; returns its exit status (-1 when it
+/// cannot start) and sets `output` to what it printed.
+int runCommand(const std::string &command, std::string &output);
 
 /// The path of `file` in the source tree.
 std::string sourcePath(const std::string &file);

@@ -75,19 +75,16 @@ TEST(ApiConcurrency, CompiledCodeHasNoMutableGlobals) {
     std::string command = std::string(MODELC_DRIVER) + " emit --stage=llvm " + sourcePath(c.file) +
                           " --model " + c.model +
                           (*c.args ? std::string(" --args ") + c.args : "") + " 2>&1";
-    FILE *pipe = popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
     std::string text;
-    char buffer[4096];
-    while (size_t n = fread(buffer, 1, sizeof buffer, pipe))
-      text.append(buffer, n);
-    int status = pclose(pipe);
+    int status = runCommand(command, text);
     ASSERT_EQ(status, 0) << command << "\n" << text.substr(0, 2000);
     ASSERT_NE(text.find("llvm.func"), std::string::npos) << text.substr(0, 2000);
     std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);)
-      if (line.find("llvm.mlir.global") != std::string::npos)
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("llvm.mlir.global") != std::string::npos) {
         EXPECT_NE(line.find(" constant "), std::string::npos) << c.file << ": " << line;
+      }
+    }
   }
 }
 

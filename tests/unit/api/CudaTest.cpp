@@ -1,0 +1,181 @@
+//===- CudaTest.cpp - Models on cuda:N through the public API -------------===//
+//
+// Runs on the CPU emulator (setCudaBackend(Emulator)): the reference MLP
+// placed on cuda:0 against PyTorch and the cpu, device tensors in and out,
+// the boundary check for a host tensor, calls from several threads, a cuda
+// artifact loaded through Model::load, and the structured error without a
+// driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ApiTestSupport.h"
+
+#include "../../../examples/embed/NpyF32.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+
+using namespace modelc::api;
+using namespace modelc::api::test;
+
+namespace {
+
+std::string refFile(const std::string &name) { return std::string(MODELC_REF_DIR) + "/" + name; }
+
+/// `values` as a tensor on cuda:0.
+Tensor onGpu(const std::vector<int64_t> &shape, const std::vector<float> &values) {
+  Result<Tensor> host = Tensor::fromValues<float>(shape, values);
+  EXPECT_TRUE(host) << host.errorText();
+  Result<Tensor> device = host->to(Device::cuda(0));
+  EXPECT_TRUE(device) << device.errorText();
+  return *device;
+}
+
+std::vector<float> valuesOf(const Result<Tensor> &t) {
+  Result<std::vector<float>> values = t->toVector<float>();
+  EXPECT_TRUE(values) << values.errorText();
+  return values ? *values : std::vector<float>();
+}
+
+class ApiCuda : public ::testing::Test {
+protected:
+  void SetUp() override { setCudaBackend(CudaBackend::Emulator); }
+  void TearDown() override { setCudaBackend(CudaBackend::Default); }
+};
+
+TEST_F(ApiCuda, ReferenceMlpOnAGpuMatchesPyTorch) {
+  EXPECT_EQ(cudaBackend(), CudaBackend::Emulator);
+  Function forward = compiledReferenceMlp(Device::cuda(0));
+  EXPECT_EQ(forward.signature().signature,
+            "fn forward(x: f32[B, 784] @ cuda:0) -> f32[B, 10] @ cuda:0");
+  std::optional<npy::NpyArray> input = npy::readNpyF32(refFile("mlp/input.npy"));
+  std::optional<npy::NpyArray> expected = npy::readNpyF32(refFile("mlp/output.npy"));
+  ASSERT_TRUE(input && expected);
+  Result<Tensor> y = forward.call({onGpu(input->shape, input->values)});
+  ASSERT_TRUE(y) << y.errorText();
+  // The result stays on the GPU until it is read back.
+  EXPECT_EQ(y->str(), "f32[4, 10] @ cuda:0");
+  EXPECT_EQ(y->hostData(), nullptr);
+  std::vector<float> values = valuesOf(y);
+  ASSERT_EQ(values.size(), expected->values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    EXPECT_NEAR(values[i], expected->values[i], 1e-4) << "element " << i;
+
+  // The same model on the cpu agrees, for another batch size too.
+  Function cpu = compiledReferenceMlp(Device::cpu());
+  std::vector<float> x = mlpInput(7, 3);
+  Result<Tensor> gpuOut = forward.call({onGpu({7, 784}, x)});
+  Result<Tensor> cpuOut = cpu.call({*Tensor::fromValues<float>({7, 784}, x)});
+  ASSERT_TRUE(gpuOut && cpuOut) << gpuOut.errorText() << cpuOut.errorText();
+  std::vector<float> a = valuesOf(gpuOut), b = valuesOf(cpuOut);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i], b[i], 1e-4) << "element " << i;
+}
+
+TEST_F(ApiCuda, AHostTensorForAGpuParameterIsE0606) {
+  Function forward = compiledReferenceMlp(Device::cuda(0));
+  std::vector<float> x = mlpInput(2, 1);
+  Result<Tensor> y = forward.call({*Tensor::fromValues<float>({2, 784}, x)});
+  ASSERT_FALSE(y);
+  const Diagnostic &d = y.diagnostics().at(0);
+  EXPECT_EQ(d.code, "E0606");
+  EXPECT_EQ(d.message, "input 1 of `forward` is on cpu, expected cuda:0");
+  ASSERT_NE(d.primaryLabel(), nullptr);
+  EXPECT_EQ(d.primaryLabel()->message, "`x` is declared f32[B, 784] @ cuda:0");
+  // A GPU the signature does not name is the same error.
+  Result<Tensor> other = Tensor::fromValues<float>({2, 784}, x)->to(Device::cuda(1));
+  ASSERT_TRUE(other) << other.errorText();
+  Result<Tensor> wrong = forward.call({*other});
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.diagnostics().at(0).message,
+            "input 1 of `forward` is on cuda:1, expected cuda:0");
+}
+
+TEST_F(ApiCuda, CallsFromSeveralThreads) {
+  // Runs of one model's plan are serialised (docs/embedding.md); every
+  // thread still gets its own, correct result.
+  Function forward = compiledReferenceMlp(Device::cuda(0));
+  constexpr int kThreads = 4;
+  std::vector<std::vector<float>> expected(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    expected[t] = valuesOf(forward.call({onGpu({t + 1, 784}, mlpInput(t + 1, t))}));
+  std::vector<std::vector<float>> got(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        Result<Tensor> y = forward.call({onGpu({t + 1, 784}, mlpInput(t + 1, t))});
+        if (!y) {
+          errors[t] = y.errorText();
+          return;
+        }
+        got[t] = *y->toVector<float>();
+        if (got[t] != expected[t])
+          return;
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[t], "") << "thread " << t;
+    EXPECT_EQ(got[t], expected[t]) << "thread " << t;
+  }
+}
+
+TEST_F(ApiCuda, ArtifactForAGpuLoadsAndRunsLikeTheJit) {
+  std::string artifact = testing::TempDir() + "/api-mlp-cuda.mdlc";
+  std::string command = std::string(MODELC_DRIVER) + " build " + sourcePath("examples/mlp.mdl") +
+                        " --model Mlp --args in=784,hidden=256,out=10 --device cuda:0" +
+                        " --gpu-arch=sm_90 -o " + artifact + " 2>&1";
+  std::string output;
+  if (runCommand(command, output) != 0) {
+    if (output.find("NVRTC") != std::string::npos)
+      GTEST_SKIP() << "NVRTC is not installed: " << output;
+    FAIL() << command << "\n" << output;
+  }
+  Result<Model> model = Model::load(artifact);
+  ASSERT_TRUE(model) << model.errorText();
+  EXPECT_EQ(model->device(), Device::cuda(0));
+  ASSERT_TRUE(model->loadWeights(refFile("mlp/weights.safetensors")));
+  Result<Function> forward = model->compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  std::vector<float> x = mlpInput(3, 9);
+  Result<Tensor> y = forward->call({onGpu({3, 784}, x)});
+  ASSERT_TRUE(y) << y.errorText();
+  EXPECT_EQ(y->str(), "f32[3, 10] @ cuda:0");
+  Result<Tensor> jit = compiledReferenceMlp(Device::cuda(0)).call({onGpu({3, 784}, x)});
+  EXPECT_EQ(valuesOf(y), valuesOf(jit)); // bit for bit
+
+  Result<Tensor> host = forward->call({*Tensor::fromValues<float>({3, 784}, x)});
+  ASSERT_FALSE(host);
+  EXPECT_EQ(host.diagnostics().at(0).code, "E0606");
+  EXPECT_EQ(host.diagnostics().at(0).message, "input 1 of `forward` is on cpu, expected cuda:0");
+}
+
+TEST(ApiCudaDriver, WithoutADriverCompilingIsAStructuredError) {
+  // A driver library that does not exist: the same on a machine with a GPU.
+  setenv("MODELC_CUDA_DRIVER_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+  setCudaBackend(CudaBackend::Driver);
+  Result<Program> program = Program::compileFile(sourcePath("examples/mlp.mdl"));
+  ASSERT_TRUE(program) << program.errorText();
+  Result<Model> model =
+      program->instantiate("Mlp", Device::cuda(0), {{"in", 784}, {"hidden", 256}, {"out", 10}});
+  ASSERT_TRUE(model) << model.errorText();
+  ASSERT_TRUE(model->loadWeights(refFile("mlp/weights.safetensors")));
+  Result<Function> forward = model->compile();
+  ASSERT_FALSE(forward);
+  EXPECT_EQ(forward.diagnostics().at(0).message,
+            "no CUDA driver found: cuda:0 needs an NVIDIA GPU (run with --cuda=emulate or "
+            "MODELC_CUDA=emulate to use the CPU emulator)");
+  Result<Tensor> zeros = Tensor::zeros(DType::F32, {2}, Device::cuda(0));
+  ASSERT_FALSE(zeros);
+  EXPECT_NE(zeros.errorText().find("no CUDA driver found"), std::string::npos);
+  setCudaBackend(CudaBackend::Default);
+  unsetenv("MODELC_CUDA_DRIVER_LIBRARY");
+}
+
+} // namespace
