@@ -18,3 +18,14 @@ add_custom_target(bench-aot-load
           lenet5=${aot_out}/lenet5.mdlc,${aot_ref}/lenet5/weights.safetensors,${aot_ref}/lenet5/input.npy
   DEPENDS modelc aot-load-bench
   USES_TERMINAL)
+
+# `ninja bench-aot-load-cuda`: LeNet-5 placed on cuda:0 (NVRTC needed to
+# build it), loaded and run on the CPU emulator (no GPU on the build machines).
+add_custom_target(bench-aot-load-cuda
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${aot_out}
+  COMMAND $<TARGET_FILE:modelc> build ${MODELC_SOURCE_DIR}/examples/lenet5.mdl --model LeNet5
+          --device cuda:0 --gpu-arch=sm_90 -o ${aot_out}/lenet5-cuda.mdlc
+  COMMAND ${CMAKE_COMMAND} -E env MODELC_CUDA=emulate $<TARGET_FILE:aot-load-bench> --runs 20
+          lenet5-cuda=${aot_out}/lenet5-cuda.mdlc,${aot_ref}/lenet5/weights.safetensors,${aot_ref}/lenet5/input.npy
+  DEPENDS modelc aot-load-bench
+  USES_TERMINAL)

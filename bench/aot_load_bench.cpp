@@ -10,6 +10,9 @@
 //   - load, warm process: the same load repeated in one process;
 //   - steady call: later calls of the same loaded artifact.
 // The binary links the loader and runtime only: no MLIR, no front end.
+// A cuda artifact runs where MODELC_CUDA says (the driver, or `emulate`: its
+// kernels then come from the kernel cache the first build filled); its first
+// call also copies the weights to the GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +86,13 @@ llvm::Expected<Ready> prepare(const Case &c, double *loadMs) {
   auto weights = (*artifact)->bindWeights(*file);
   if (!weights)
     return weights.takeError();
-  return Ready{std::move(*artifact), std::move(*weights), std::move(*input)};
+  // The input arrives where the signature wants it (host bytes, labelled).
+  const aot::EntryFn *fn = (*artifact)->findFn("forward");
+  runtime::Tensor x = *input;
+  if (fn && !fn->params.empty() && fn->params[0].device != x.device())
+    x = runtime::Tensor::borrow(x.dtype(), x.shape(), x.data(),
+                                std::make_shared<runtime::Tensor>(*input), fn->params[0].device);
+  return Ready{std::move(*artifact), std::move(*weights), std::move(x)};
 }
 
 llvm::Expected<double> timeCall(const Ready &ready) {
