@@ -38,30 +38,6 @@ model Tiny<D: device>(in: int, out: int, gain: float = 2.0) {
 }
 )mdl";
 
-/// A safetensors image holding `tensors` (name, shape, f32 values).
-std::string safetensors(
-    const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<float>>> &tensors) {
-  std::string header = "{", data;
-  for (const auto &[name, shape, values] : tensors) {
-    std::string dims;
-    for (int64_t d : shape)
-      dims += (dims.empty() ? "" : ",") + std::to_string(d);
-    size_t begin = data.size();
-    data.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + name +
-              "\":{\"dtype\":\"F32\",\"shape\":[" + dims + "],\"data_offsets\":[" +
-              std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
-  }
-  header += "}";
-  while (header.size() % 8)
-    header += ' ';
-  std::string image(8, '\0');
-  uint64_t length = header.size();
-  for (int i = 0; i < 8; ++i)
-    image[size_t(i)] = char((length >> (8 * i)) & 0xff);
-  return image + header + data;
-}
-
 /// fc.weight = [[1, 2], [3, 4], [5, 6]], fc.bias = [0.5, -0.5, 1].
 std::string tinyWeights() {
   return safetensors(

@@ -5,6 +5,7 @@
 #include "modelc/modelc.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace modelc::api::test {
@@ -15,6 +16,10 @@ Function compiledReferenceMlp(Device device = Device::cpu());
 
 /// `rows` x 784 deterministic inputs that differ with `seed`.
 std::vector<float> mlpInput(int64_t rows, unsigned seed);
+
+/// A safetensors image holding `tensors` (name, shape, f32 values).
+std::string safetensors(
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<float>>> &tensors);
 
 /// Runs `command` through the shell; returns its exit status (-1 when it
 /// cannot start) and sets `output` to what it printed.

@@ -75,6 +75,42 @@ TEST_F(ApiCuda, ReferenceMlpOnAGpuMatchesPyTorch) {
     EXPECT_NEAR(a[i], b[i], 1e-4) << "element " << i;
 }
 
+TEST_F(ApiCuda, CpuRegionsOfAGpuModelTakeHostTensors) {
+  // examples/mixed.mdl: x @ cpu is normalised on the cpu, the linear layers
+  // run on the GPU, the result comes back to the cpu.
+  auto weights = [](int64_t n, float scale) {
+    std::vector<float> values(static_cast<size_t>(n));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = scale * float(int(i % 11) - 5);
+    return values;
+  };
+  std::string image = safetensors({{"norm.weight", {6}, weights(6, 0.2f)},
+                                   {"norm.bias", {6}, weights(6, 0.1f)},
+                                   {"fc1.weight", {8, 6}, weights(48, 0.05f)},
+                                   {"fc1.bias", {8}, weights(8, 0.1f)},
+                                   {"fc2.weight", {4, 8}, weights(32, 0.07f)},
+                                   {"fc2.bias", {4}, weights(4, 0.1f)}});
+  Result<Program> program = Program::compileFile(sourcePath("examples/mixed.mdl"));
+  ASSERT_TRUE(program) << program.errorText();
+  std::vector<float> x = weights(18, 0.3f);
+  std::vector<std::vector<float>> results;
+  for (Device device : {Device::cuda(0), Device::cpu()}) {
+    Result<Model> model =
+        program->instantiate("Mixed", device, {{"in", 6}, {"hidden", 8}, {"out", 4}});
+    ASSERT_TRUE(model) << model.errorText();
+    ASSERT_TRUE(model->loadWeightsFromMemory(image.data(), image.size()));
+    Result<Function> forward = model->compile();
+    ASSERT_TRUE(forward) << forward.errorText();
+    Result<Tensor> y = forward->call({*Tensor::fromValues<float>({3, 6}, x)});
+    ASSERT_TRUE(y) << y.errorText();
+    EXPECT_EQ(y->str(), "f32[3, 4] @ cpu");
+    results.push_back(valuesOf(y));
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  for (size_t i = 0; i < results[0].size(); ++i)
+    EXPECT_NEAR(results[0][i], results[1][i], 1e-5) << "element " << i;
+}
+
 TEST_F(ApiCuda, AHostTensorForAGpuParameterIsE0606) {
   Function forward = compiledReferenceMlp(Device::cuda(0));
   std::vector<float> x = mlpInput(2, 1);
