@@ -101,6 +101,8 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
                           "'");
       } else if (p.defaultInt) {
         value = *p.defaultInt;
+      } else if (p.defaultParam && *p.defaultParam < ints.size()) {
+        value = ints[*p.defaultParam]; // `stride: int = kernel`
       } else {
         return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
       }
@@ -117,6 +119,11 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
                         ", got '" + text + "'");
     } else if (std::optional<double> d = literalValue(decl ? decl->defaultValue.get() : nullptr)) {
       value = *d;
+    } else if (p.defaultParam && *p.defaultParam < ints.size()) {
+      // `momentum: float = eps`: an earlier float (or int) param's value.
+      const sema::ValueParamInfo &from = model->valueParams[*p.defaultParam];
+      value = from.kind == ast::ScalarKind::Int ? double(ints[*p.defaultParam])
+                                                : result.scalarArgs[from.name];
     } else {
       return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
     }

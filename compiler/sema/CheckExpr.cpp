@@ -421,9 +421,15 @@ Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhs, const Val
         b.op == ast::BinaryOp::Div) {
       // Integer division of dims stays an int (`in / 2`).
       std::optional<Dim> value;
-      if (lhs.type.intValue && rhs.type.intValue)
-        if (std::optional<int64_t> c = rhs.type.intValue->asConstant(); c && *c > 0)
-          value = lhs.type.intValue->floorDiv(*c);
+      if (lhs.type.intValue && rhs.type.intValue) {
+        if (std::optional<int64_t> c = rhs.type.intValue->asConstant()) {
+          if (*c > 0)
+            value = lhs.type.intValue->floorDiv(*c);
+        } else if (currentModel) {
+          // `embed_dim / num_heads`: exact, checked at instantiation.
+          value = divideDims(*currentModel, *lhs.type.intValue, *rhs.type.intValue, b.range);
+        }
+      }
       v.type = Type::integer(value);
       return v;
     }

@@ -84,6 +84,42 @@ namespace {
 
 constexpr unsigned kMaxNesting = 64;
 
+void collectExactDivisions(const ModelInfo &model, unsigned depth,
+                           std::vector<ExactDivision> &out) {
+  auto add = [&](const ExactDivision &d) {
+    if (d.divisor.asConstant() && d.numerator.asConstant())
+      return; // reported (or fine) where it became constant
+    if (d.numerator.exactDiv(d.divisor))
+      return;
+    for (const ExactDivision &e : out)
+      if (e.numerator == d.numerator && e.divisor == d.divisor)
+        return;
+    out.push_back(d);
+  };
+  for (const ExactDivision &d : model.exactDivisions)
+    add(d);
+  if (depth > kMaxNesting)
+    return;
+  for (const SubmodelInfo &sub : model.submodels) {
+    llvm::SmallVector<const ModelInstance *, 4> insts;
+    if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
+      insts.push_back(sub.type.instance.get());
+    else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
+      for (const auto &i : *sub.type.instances)
+        insts.push_back(i.get());
+    for (const ModelInstance *inst : insts) {
+      if (!inst->model)
+        continue;
+      std::vector<ExactDivision> inner;
+      collectExactDivisions(*inst->model, depth + 1, inner);
+      Substitution subst = substitutionFor(*inst);
+      for (const ExactDivision &d : inner)
+        add({subst.apply(d.numerator), subst.apply(d.divisor),
+             sub.decl ? sub.decl->init->range : d.range});
+    }
+  }
+}
+
 bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned depth,
                   std::vector<InstantiatedState> &out, std::string &error) {
   if (depth > kMaxNesting) {
@@ -110,6 +146,22 @@ bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned
 }
 
 } // namespace
+
+std::vector<ExactDivision> modelc::sema::requiredExactDivisions(const ModelInfo &model) {
+  std::vector<ExactDivision> out;
+  collectExactDivisions(model, 0, out);
+  return out;
+}
+
+std::optional<std::string> modelc::sema::inexactDivisionDetail(const ExactDivision &division,
+                                                               Dim numerator, Dim divisor) {
+  std::optional<int64_t> n = numerator.asConstant(), d = divisor.asConstant();
+  if (!n || !d || (*d > 0 && *n % *d == 0))
+    return std::nullopt;
+  return "`" + division.numerator.str() + "` = " + std::to_string(*n) + " is " +
+         (*d > 0 ? "not divisible by" : "divided by the non-positive") + " `" +
+         division.divisor.str() + "` = " + std::to_string(*d);
+}
 
 std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &model,
                                                              llvm::ArrayRef<Device> devices,
@@ -142,11 +194,24 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
                                  : std::nullopt);
     } else if (p.defaultInt) {
       inst->values.push_back(Dim::constant(*p.defaultInt));
+    } else if (p.defaultParam && *p.defaultParam < inst->values.size()) {
+      inst->values.push_back(inst->values[*p.defaultParam]);
     } else if (p.kind != ast::ScalarKind::Int && p.hasDefault) {
       inst->values.push_back(std::nullopt);
     } else {
       error = "missing argument `" + p.name + "` of model `" + model.name + "`";
       return std::nullopt;
+    }
+  }
+  {
+    Substitution subst = substitutionFor(*inst);
+    for (const ExactDivision &d : requiredExactDivisions(model)) {
+      if (std::optional<std::string> detail =
+              inexactDivisionDetail(d, subst.apply(d.numerator), subst.apply(d.divisor))) {
+        error = "[E0409] the dimension `" + d.numerator.exactQuotient(d.divisor).str() +
+                "` of model `" + model.name + "` is not an exact division: " + *detail;
+        return std::nullopt;
+      }
     }
   }
   InstantiatedModel result;

@@ -58,7 +58,19 @@ struct ValueParamInfo {
   ast::ScalarKind kind = ast::ScalarKind::Int;
   AtomId atom = 0;                   // the symbol the param stands for
   std::optional<int64_t> defaultInt; // a constant int default
+  /// A default that names an earlier param (`stride: int = kernel`): its
+  /// index; takes that param's value.
+  std::optional<unsigned> defaultParam;
   bool hasDefault = false;
+};
+
+/// `numerator / divisor` written with a symbolic divisor over value params
+/// (`embed_dim / num_heads`): assumed exact while checking, so it must be
+/// exact when the model is instantiated (E0409).
+struct ExactDivision {
+  Dim numerator;
+  Dim divisor;
+  Range range; // where it is written (or the submodel that needs it)
 };
 
 struct StateInfo {
@@ -100,6 +112,8 @@ struct ModelInfo {
   std::vector<StateInfo> state;
   std::vector<SubmodelInfo> submodels;
   std::vector<FnInfo> fns;
+  /// The exact divisions written in this model (not its submodels').
+  std::vector<ExactDivision> exactDivisions;
 
   const StateInfo *findState(llvm::StringRef name) const;
   const SubmodelInfo *findSubmodel(llvm::StringRef name) const;
@@ -188,6 +202,17 @@ private:
 
 /// Builds the substitution that instantiates `inst.model`'s generic types.
 Substitution substitutionFor(const ModelInstance &inst);
+
+/// The exact divisions `model` needs over its own value params: its own and
+/// its submodels' (substituted; ranges are then the submodel declarations),
+/// leaving out those that are provably exact or already constant there.
+std::vector<ExactDivision> requiredExactDivisions(const ModelInfo &model);
+
+/// When `numerator` and `divisor` (the division's, substituted) are both
+/// constant and not exact (or the divisor is not positive), what E0409 says
+/// about them: "`embed_dim` = 32 is not divisible by `num_heads` = 5".
+std::optional<std::string> inexactDivisionDetail(const ExactDivision &division, Dim numerator,
+                                                 Dim divisor);
 
 } // namespace modelc::sema
 

@@ -36,6 +36,44 @@ void Checker::checkAll() {
     resolveSubmodels(*m);
   for (auto &m : program_.models)
     checkBodies(*m);
+  for (auto &m : program_.models)
+    checkExactDivisions(*m);
+}
+
+void Checker::checkExactDivisions(const ModelInfo &model) {
+  for (const SubmodelInfo &sub : model.submodels) {
+    auto *list = sub.decl ? llvm::dyn_cast<ast::ListExpr>(sub.decl->init.get()) : nullptr;
+    llvm::SmallVector<std::pair<const ModelInstance *, Range>, 4> insts;
+    if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
+      insts.push_back({sub.type.instance.get(), sub.decl->init->range});
+    else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
+      for (size_t i = 0; i < sub.type.instances->size(); ++i)
+        insts.push_back({(*sub.type.instances)[i].get(), list && i < list->elements.size()
+                                                             ? list->elements[i]->range
+                                                             : sub.decl->init->range});
+    for (const auto &[inst, range] : insts) {
+      if (!inst->model)
+        continue;
+      // Divisions the callee needs exact, with these arguments.
+      Substitution subst = substitutionFor(*inst);
+      for (const ExactDivision &d : requiredExactDivisions(*inst->model)) {
+        std::optional<std::string> detail =
+            inexactDivisionDetail(d, subst.apply(d.numerator), subst.apply(d.divisor));
+        if (!detail)
+          continue;
+        diags_
+            .report(DiagId::InexactDivision, range, d.numerator.exactQuotient(d.divisor).str(),
+                    inst->model->name)
+            .primary(*detail)
+            .note("`" + inst->model->name + "` uses `" +
+                  d.numerator.exactQuotient(d.divisor).str() +
+                  "` as a dimension, which needs the division to be exact")
+            .help("give `" + inst->model->name + "` arguments that divide exactly", {},
+                  Applicability::HasPlaceholders);
+        break;
+      }
+    }
+  }
 }
 
 void Checker::declareModels(ModuleScope &scope) {
@@ -65,6 +103,23 @@ void Checker::declareModels(ModuleScope &scope) {
       vp.hasDefault = p.defaultValue != nullptr;
       if (auto *lit = llvm::dyn_cast_if_present<ast::IntLitExpr>(p.defaultValue.get()))
         vp.defaultInt = lit->value;
+      if (auto *ref = llvm::dyn_cast_if_present<ast::NameExpr>(p.defaultValue.get())) {
+        // `stride: int = kernel`: the value of an earlier param of its kind.
+        auto earlier = llvm::find_if(info->valueParams,
+                                     [&](const ValueParamInfo &e) { return e.name == ref->name; });
+        if (earlier == info->valueParams.end()) {
+          diags_.report(DiagId::UnknownName, ref->range, ref->name)
+              .primary("a default can name only an earlier parameter of `" + decl.name.name + "`");
+        } else if (earlier->kind != p.type &&
+                   !(p.type == ast::ScalarKind::Float && earlier->kind == ast::ScalarKind::Int)) {
+          diags_
+              .report(DiagId::TypeMismatch, ref->range, ast::scalarKindName(p.type),
+                      ast::scalarKindName(earlier->kind))
+              .primary("the default of `" + p.name.name + "`");
+        } else {
+          vp.defaultParam = unsigned(earlier - info->valueParams.begin());
+        }
+      }
       info->valueParams.push_back(std::move(vp));
       program_.decls.push_back(
           {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}, {}});
@@ -98,6 +153,28 @@ std::optional<Device> Checker::deviceFromExpr(ModelInfo &model, const ast::Devic
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+Dim Checker::divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range range) {
+  // Over value params only, with a symbolic divisor: an exact division
+  // (`embed_dim / num_heads`), checked when the model is instantiated.
+  auto overValueParams = [&](Dim d) {
+    for (const Term &t : d.terms())
+      for (AtomId a : t.atoms)
+        if (!exactQuotientParts(a) &&
+            llvm::none_of(model.valueParams, [&](const ValueParamInfo &p) { return p.atom == a; }))
+          return false;
+    return true;
+  };
+  if (divisor.asConstant() || !overValueParams(numerator) || !overValueParams(divisor))
+    return numerator.floorDiv(divisor);
+  if (std::optional<Dim> q = numerator.exactDiv(divisor))
+    return *q;
+  if (llvm::none_of(model.exactDivisions, [&](const ExactDivision &e) {
+        return e.numerator == numerator && e.divisor == divisor;
+      }))
+    model.exactDivisions.push_back({numerator, divisor, range});
+  return numerator.exactQuotient(divisor);
 }
 
 std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &dim, bool allowLocal,
@@ -154,7 +231,7 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
             .primary("a dimension can only be divided by a positive size");
         return std::nullopt;
       }
-      return l->floorDiv(*r);
+      return divideDims(model, *l, *r, dim.range);
     }
     return std::nullopt;
   }
@@ -433,6 +510,8 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     if (!bound[i]) {
       if (p.defaultInt)
         inst->values.push_back(Dim::constant(*p.defaultInt));
+      else if (p.defaultParam && *p.defaultParam < inst->values.size())
+        inst->values.push_back(inst->values[*p.defaultParam]);
       else if (p.hasDefault && p.kind != ast::ScalarKind::Int)
         inst->values.push_back(std::nullopt);
       else {

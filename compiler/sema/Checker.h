@@ -156,6 +156,10 @@ private:
   /// signature-local dims, `pack` is the `...` id of this signature.
   Type typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool allowLocalDims,
                     DeviceOrigin *origin, llvm::StringRef subject);
+  /// E0409 for a submodel whose arguments make a division inexact.
+  void checkExactDivisions(const ModelInfo &model);
+  /// A dim `numerator / divisor` written in `model` (see ExactDivision).
+  Dim divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range range);
   std::optional<Dim> dimFromExpr(ModelInfo &model, const ast::DimExpr &dim, bool allowLocal,
                                  bool &hasPack);
   std::optional<Device> deviceFromExpr(ModelInfo &model, const ast::DeviceExpr &dev);

@@ -19,6 +19,8 @@ struct AtomInfo {
   // An opaque floor quotient `numerator / divisor`, kept so substitution
   // can evaluate it once the numerator becomes divisible or constant.
   bool isQuotient = false;
+  // An exact quotient (Dim::exactQuotient): numerator == atom * divisor.
+  bool isExact = false;
   Dim numerator;
   Dim divisor;
 };
@@ -91,10 +93,10 @@ const AtomInfo &atomInfo(AtomId atom) {
   return tb.atoms[atom];
 }
 
-AtomId internAtom(llvm::StringRef name, const AtomInfo *quotient) {
+AtomId internAtom(llvm::StringRef name, const AtomInfo *quotient, llvm::StringRef key = {}) {
   Tables &tb = tables();
   std::lock_guard<std::mutex> lock(tb.mutex);
-  auto [it, inserted] = tb.atomIds.try_emplace(name, AtomId(tb.atoms.size()));
+  auto [it, inserted] = tb.atomIds.try_emplace(key.empty() ? name : key, AtomId(tb.atoms.size()));
   if (inserted) {
     AtomInfo info = quotient ? *quotient : AtomInfo();
     info.name = name.str();
@@ -170,17 +172,50 @@ Dim modelc::sema::operator-(Dim a, Dim b) {
   return intern(std::move(terms));
 }
 
+namespace {
+
+/// `term` with one exact quotient q = n/d cancelled against its divisor
+/// (`c * q * d * rest` is `c * n * rest`), when d is a monomial that divides
+/// the rest of the term; nullopt when nothing cancels.
+std::optional<Dim> cancelExactQuotient(const Term &term) {
+  for (size_t i = 0; i < term.atoms.size(); ++i) {
+    if (i && term.atoms[i] == term.atoms[i - 1])
+      continue;
+    const AtomInfo &info = atomInfo(term.atoms[i]);
+    if (!info.isExact)
+      continue;
+    llvm::ArrayRef<Term> ds = info.divisor.terms();
+    if (ds.size() != 1 || ds[0].coeff == 0 || term.coeff % ds[0].coeff != 0)
+      continue;
+    llvm::SmallVector<AtomId, 2> rest(term.atoms.begin(), term.atoms.end());
+    rest.erase(rest.begin() + i);
+    std::optional<llvm::SmallVector<AtomId, 2>> left = divideAtoms(rest, ds[0].atoms);
+    if (!left)
+      continue;
+    llvm::SmallVector<Term, 1> factor;
+    factor.push_back(Term{term.coeff / ds[0].coeff, std::move(*left)});
+    return intern(std::move(factor)) * info.numerator;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 Dim modelc::sema::operator*(Dim a, Dim b) {
   llvm::SmallVector<Term, 1> terms;
+  Dim cancelled;
   for (const Term &x : a.terms()) {
     for (const Term &y : b.terms()) {
       Term t{wrapMul(x.coeff, y.coeff), x.atoms};
       t.atoms.append(y.atoms.begin(), y.atoms.end());
       std::sort(t.atoms.begin(), t.atoms.end());
-      terms.push_back(std::move(t));
+      if (std::optional<Dim> c = cancelExactQuotient(t))
+        cancelled = cancelled + *c;
+      else
+        terms.push_back(std::move(t));
     }
   }
-  return intern(std::move(terms));
+  return intern(std::move(terms)) + cancelled;
 }
 
 std::optional<int64_t> Dim::asConstant() const {
@@ -239,6 +274,39 @@ Dim Dim::floorDiv(Dim divisor) const {
   return atom(internAtom(name, &info));
 }
 
+Dim Dim::exactQuotient(Dim divisor) const {
+  std::optional<int64_t> d = divisor.asConstant();
+  if (d && (*d == 0 || *d == 1))
+    return *this;
+  if (std::optional<int64_t> c = asConstant(); c && d)
+    return constant(floorDivide(*c, *d));
+  if (std::optional<Dim> q = exactDiv(divisor))
+    return *q;
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  if (asAtom())
+    os << *this;
+  else
+    os << "(" << *this << ")";
+  if (d || divisor.asAtom())
+    os << "/" << divisor;
+  else
+    os << "/(" << divisor << ")";
+  AtomInfo info;
+  info.isExact = true;
+  info.numerator = *this;
+  info.divisor = divisor;
+  // Keyed apart from the floor quotient of the same text.
+  return atom(internAtom(name, &info, "\x01" + name));
+}
+
+std::optional<std::pair<Dim, Dim>> modelc::sema::exactQuotientParts(AtomId atom) {
+  const AtomInfo &info = atomInfo(atom);
+  if (!info.isExact)
+    return std::nullopt;
+  return std::make_pair(info.numerator, info.divisor);
+}
+
 std::optional<Dim> Dim::exactDiv(Dim divisor) const {
   llvm::ArrayRef<Term> ds = divisor.terms();
   if (ds.empty())
@@ -277,6 +345,8 @@ Dim Dim::substitute(llvm::function_ref<std::optional<Dim>(AtomId)> map) const {
         const AtomInfo &info = atomInfo(a);
         if (info.isQuotient)
           replaced = info.numerator.substitute(map).floorDiv(info.divisor.substitute(map));
+        else if (info.isExact)
+          replaced = info.numerator.substitute(map).exactQuotient(info.divisor.substitute(map));
       }
       product = product * replaced;
     }

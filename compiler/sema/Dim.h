@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace llvm {
 class raw_ostream;
@@ -55,6 +56,12 @@ public:
   Dim floorDiv(Dim divisor) const;
   /// this / divisor when the division is exact, e.g. (B*C*H)/(C*H) = B.
   std::optional<Dim> exactDiv(Dim divisor) const;
+  /// this / divisor *assumed* exact (`embed_dim / num_heads`, checked when
+  /// the model is instantiated): the polynomial quotient when there is one,
+  /// else an exact-quotient atom q with q * divisor == this, so products
+  /// simplify: `(embed_dim / num_heads) * num_heads == embed_dim`. Two
+  /// constants give their floor quotient (the caller checks exactness).
+  Dim exactQuotient(Dim divisor) const;
 
   friend Dim operator+(Dim a, Dim b);
   friend Dim operator-(Dim a, Dim b);
@@ -94,6 +101,9 @@ Dim operator*(Dim a, Dim b);
 
 /// The printed name of an atom (`in`, `(H - 1)/2`).
 llvm::StringRef atomName(AtomId atom);
+/// The numerator and divisor of an exact-quotient atom
+/// (Dim::exactQuotient); nullopt for any other atom.
+std::optional<std::pair<Dim, Dim>> exactQuotientParts(AtomId atom);
 /// The atom of a symbol name, interning it.
 AtomId internSymbol(llvm::StringRef name);
 
