@@ -393,6 +393,11 @@ FailureOr<Value> lowerReshape(ReshapeOp op, ReshapeOp::Adaptor adaptor, RankedTe
                                                rewriter, loc, std::max<int64_t>(staticProduct, 1)))
                         .getResult());
   }
+  // expand_shape wants a dynamic source when a result dim is dynamic.
+  if (!resultType.hasStaticShape() && cast<RankedTensorType>(flat.getType()).hasStaticShape())
+    flat = tensor::CastOp::create(
+        rewriter, loc, RankedTensorType::get({ShapedType::kDynamic}, inputType.getElementType()),
+        flat);
   ReassociationIndices all;
   for (int64_t d = 0; d < resultType.getRank(); ++d)
     all.push_back(d);

@@ -1299,8 +1299,10 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     llvm::SmallVector<int64_t> shape;
     const sema::ExprInfo *info = program.typeOf(&call);
     if (info && info->type.isTensor()) {
+      // A callee's symbols take the extents its arguments gave them, so a
+      // static input keeps a static result (`[B, L, H, E / H]` in a head split).
       for (sema::Dim d : info->type.shape.dims)
-        shape.push_back(extentOf(d, *scope.frame));
+        shape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
     } else if (shapeArg && shapeArg->kind == GenValue::Kind::List) {
       for (const GenValue &e : shapeArg->elements)
         shape.push_back(e.kind == GenValue::Kind::Scalar && e.number >= 0 ? int64_t(e.number)
