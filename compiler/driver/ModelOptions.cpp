@@ -77,6 +77,24 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
   return loaded;
 }
 
+namespace {
+
+/// `--input 0.5`, `--input 3`, `--input true`: a value for a scalar parameter,
+/// as a rank-0 array (f64, i64 or bool); nullopt when `spec` is not one.
+std::optional<runtime::Tensor> literalInput(llvm::StringRef spec) {
+  if (spec == "true" || spec == "false")
+    return runtime::Tensor::fromValues<bool>({}, {spec == "true"});
+  int64_t i;
+  if (!spec.getAsInteger(10, i))
+    return runtime::Tensor::fromValues<int64_t>({}, {i});
+  double d;
+  if (!spec.getAsDouble(d))
+    return runtime::Tensor::fromValues<double>({}, {d});
+  return std::nullopt;
+}
+
+} // namespace
+
 std::optional<std::vector<exec::EntryInput>>
 readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color) {
   llvm::Expected<runtime::Device> fallback = runtime::parseDevice(defaultDevice);
@@ -96,6 +114,12 @@ readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice
         return std::nullopt;
       }
       input.device = *device;
+    }
+    if (std::optional<runtime::Tensor> value = literalInput(path)) {
+      input.tensor = std::move(*value);
+      input.source = "the value " + path.str();
+      inputs.push_back(std::move(input));
+      continue;
     }
     llvm::Expected<runtime::Tensor> tensor = runtime::readNpy(path);
     if (!tensor) {

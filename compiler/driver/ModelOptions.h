@@ -47,7 +47,8 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
 /// Prints the diagnostics of `engine` (text, on stderr) and the summary line.
 void printDiagnostics(DiagnosticEngine &engine, const llvm::SourceMgr &sourceMgr, bool color);
 
-/// Reads each `--input FILE.npy[@DEVICE]` of `modelc run`; an input is on
+/// Reads each `--input FILE.npy[@DEVICE]` of `modelc run` (or `--input VALUE`,
+/// a rank-0 array for a scalar parameter); an input is on
 /// `defaultDevice` unless it names another. Reports the first unreadable
 /// file or bad device and returns nullopt (exit code 2).
 std::optional<std::vector<exec::EntryInput>>

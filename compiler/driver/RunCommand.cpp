@@ -48,8 +48,10 @@ cl::opt<std::string> weightsOpt("weights", cl::value_desc("FILE.safetensors"),
                                 cl::desc("Every param and buffer, by state_dict name (needed "
                                          "unless the model has no state)"),
                                 cl::sub(runCommand), cl::cat(driverCategory()));
-cl::list<std::string> inputOpts("input", cl::value_desc("FILE.npy[@DEVICE]"),
-                                cl::desc("One input of the entry fn, in order; repeat for each"),
+cl::list<std::string> inputOpts("input", cl::value_desc("FILE.npy[@DEVICE] | VALUE"),
+                                cl::desc("One input of the entry fn, in order; repeat for each. "
+                                         "A scalar parameter (int, float, bool) takes a value "
+                                         "(`--input 0.5`) or a rank-0 .npy"),
                                 cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<std::string> outputOpt("output", cl::value_desc("FILE.npy"),
                                cl::desc("Write the result here (default: print a summary)"),

@@ -5,6 +5,9 @@
 #include "jit/Jit.h"
 #include "mlirgen/MlirGen.h"
 
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 using namespace modelc;
@@ -43,8 +46,16 @@ CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr
   mlir::DialectRegistry registry;
   jit::registerJitDialects(registry);
   compiled->context_ = std::make_unique<mlir::MLIRContext>(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlirgen::buildModule(
-      *compiled->context_, program, sourceMgr, model, options.fnName, diags, options.staticDims);
+  mlirgen::EntryValues given;
+  given.scalars = options.scalarArgs;
+  if (options.pack) {
+    given.pack.emplace();
+    for (int64_t extent : *options.pack)
+      given.pack->push_back(extent < 0 ? mlir::ShapedType::kDynamic : extent);
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirgen::buildModule(*compiled->context_, program, sourceMgr, model, options.fnName, diags,
+                           options.staticDims, given);
   if (!module)
     return nullptr;
 
@@ -90,11 +101,28 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
         return compiledModelError("'" + options_.fnName + "' was compiled for `" +
                                   sema::atomName(atom) + "` = " + llvm::Twine(extent) +
                                   ", the inputs bind it to " + llvm::Twine(boundExtent));
+  if (options_.pack) {
+    bool fits = sig->pack && sig->pack->size() == options_.pack->size();
+    for (size_t d = 0; fits && d < sig->pack->size(); ++d)
+      fits = (*options_.pack)[d] < 0 || (*options_.pack)[d] == (*sig->pack)[d];
+    if (!fits)
+      return compiledModelError("'" + options_.fnName + "' was compiled for a `...` of rank " +
+                                llvm::Twine(options_.pack->size()) +
+                                " (-1: any extent), the inputs give it another rank or extent");
+  }
+  for (const auto &[name, value] : sig->scalars)
+    for (const auto &[compiledName, compiledValue] : options_.scalarArgs)
+      if (name == compiledName && value != compiledValue)
+        return compiledModelError("'" + options_.fnName + "' was compiled for `" + name +
+                                  "` = " + std::to_string(compiledValue) + ", the call gives " +
+                                  std::to_string(value));
 
   // Per call: the inputs' and the output's descriptors, and the output.
   llvm::SmallVector<runtime::Tensor, 4> contiguousInputs;
   std::vector<std::vector<int64_t>> callDescriptors;
-  for (const EntryInput &in : inputs) {
+  for (const auto &[i, in] : llvm::enumerate(inputs)) {
+    if (sig->isScalar[i])
+      continue; // compiled in
     runtime::Tensor t = in.tensor.isContiguous() ? in.tensor : in.tensor.contiguous();
     std::vector<int64_t> words;
     appendDescriptor(words, t.data(), t.shape());

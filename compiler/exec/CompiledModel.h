@@ -55,6 +55,15 @@ struct CompileModelOptions {
   /// to its inputs); calls must then bind them to exactly these values.
   /// Empty: every symbolic dim stays dynamic.
   std::vector<std::pair<sema::AtomId, int64_t>> staticDims;
+  /// The values of the entry fn's scalar parameters (`temperature: float`,
+  /// `k: int`), by name: compiled in as constants, so every call must pass
+  /// exactly these (as rank-0 inputs). A scalar parameter without a value
+  /// here is E0601 at create().
+  std::vector<std::pair<std::string, double>> scalarArgs;
+  /// The extents of the signature's `...` pack (-1: known only at run
+  /// time), which fixes its rank; calls must match. Needed when the
+  /// signature has a pack (else E0601 at create()).
+  std::optional<std::vector<int64_t>> pack;
 };
 
 class CompiledModel {

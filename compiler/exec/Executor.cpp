@@ -61,6 +61,35 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
          "]";
 }
 
+/// The value of input `index` for the scalar parameter declared `want`:
+/// a rank-0 array of a dtype that holds it (an `int` takes an integer array,
+/// a `float` any numeric one, a `bool` a bool one); nullopt after reporting.
+std::optional<double> scalarInput(const sema::Type &want, const EntryInput &input, Range at,
+                                  const std::string &index, llvm::StringRef fnName,
+                                  const std::string &declared, DiagnosticEngine &diags) {
+  const runtime::Tensor &have = input.tensor;
+  runtime::DType dtype = have.dtype();
+  bool isInt = dtype == runtime::DType::I32 || dtype == runtime::DType::I64;
+  bool fits = want.kind() == sema::Type::Kind::Int     ? isInt
+              : want.kind() == sema::Type::Kind::Float ? dtype != runtime::DType::Bool
+                                                       : dtype == runtime::DType::Bool;
+  if (!fits) {
+    diags
+        .report(DiagId::InputDTypeMismatch, at, index, fnName, runtime::dtypeName(dtype),
+                want.str())
+        .primary(declared)
+        .note(input.source + " holds " + have.str());
+    return std::nullopt;
+  }
+  if (have.rank() != 0) {
+    diags.report(DiagId::InputShapeMismatch, at, index, fnName, shapeString(have.shape()), "[]")
+        .primary(declared)
+        .help("a scalar parameter takes a single value: `--input 0.5`, or a rank-0 .npy");
+    return std::nullopt;
+  }
+  return have.getAsDouble({});
+}
+
 } // namespace
 
 std::optional<std::vector<runtime::StateEntry>>
@@ -131,6 +160,8 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     size_t input;
   };
   llvm::DenseMap<sema::AtomId, Binding> bound;
+  std::vector<std::pair<std::string, double>> scalars;
+  std::optional<std::pair<runtime::Shape, size_t>> pack; // extents, input
   auto paramRange = [&](size_t i) {
     return i < decl.params.size() && decl.params[i].type ? decl.params[i].type->range
                                                          : decl.name.range;
@@ -141,7 +172,15 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     const runtime::Tensor &have = inputs[i].tensor;
     std::string index = std::to_string(i + 1);
     std::string declared = "`" + fn->params[i].name + "` is declared " + want.str();
-    if (!want.isTensor() || want.shape.hasPack()) {
+    if (want.isScalar()) {
+      if (std::optional<double> value =
+              scalarInput(want, inputs[i], paramRange(i), index, fnName, declared, diags))
+        scalars.push_back({fn->params[i].name, *value});
+      else
+        ok = false;
+      continue;
+    }
+    if (!want.isTensor()) {
       diags.report(DiagId::UnsupportedOnCpu, paramRange(i), "an entry parameter of this type");
       ok = false;
       continue;
@@ -165,19 +204,39 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
       ok = false;
       continue;
     }
-    if (have.rank() != want.rank()) {
+    bool packed = want.shape.hasPack();
+    if (packed ? have.rank() < want.rank() : have.rank() != want.rank()) {
       diags
           .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
                   shapeString(have.shape()), want.shape.str())
           .primary(declared)
           .note("the input has rank " + std::to_string(have.rank()) + ", the parameter rank " +
-                std::to_string(want.rank()));
+                (packed ? "at least " : "") + std::to_string(want.rank()));
       ok = false;
       continue;
     }
+    // `...` takes the leading dims; every input with it must give the same.
+    size_t lead = have.rank() - want.rank();
+    if (packed) {
+      runtime::Shape extents(have.shape().begin(), have.shape().begin() + lead);
+      if (!pack) {
+        pack = {extents, i};
+      } else if (pack->first != extents) {
+        diags
+            .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
+                    shapeString(have.shape()), want.shape.str())
+            .primary(declared)
+            .note("its `...` dims are " + shapeString(extents) + ", but input " +
+                      std::to_string(pack->second + 1) + " (" + inputs[pack->second].source +
+                      ") gave " + shapeString(pack->first),
+                  paramRange(pack->second), "`...` first bound here");
+        ok = false;
+        continue;
+      }
+    }
     for (size_t d = 0; d < want.rank(); ++d) {
       sema::Dim dim = want.shape.dims[d];
-      int64_t extent = have.shape()[d];
+      int64_t extent = have.shape()[lead + d];
       if (std::optional<int64_t> k = dim.asConstant()) {
         if (*k != extent) {
           diags
@@ -213,6 +272,12 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   if (!ok)
     return std::nullopt;
 
+  // An `int` parameter is a size too (`f32[B, k]`).
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (fn->params[i].type.kind() == sema::Type::Kind::Int)
+      for (const auto &[name, value] : scalars)
+        if (name == fn->params[i].name)
+          bound.try_emplace(sema::internSymbol(name), Binding{int64_t(value), i});
   auto substitute = [&](sema::Dim d) {
     return d.substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
       auto it = bound.find(a);
@@ -224,26 +289,40 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   // Compound dims (`2 * B`) now that every symbol has a value.
   for (size_t i = 0; i < inputs.size(); ++i) {
     const sema::Type &want = fn->params[i].type;
+    if (!want.isTensor())
+      continue;
+    size_t lead = inputs[i].tensor.rank() - want.rank();
     for (size_t d = 0; d < want.rank(); ++d) {
       std::optional<int64_t> k = substitute(want.shape.dims[d]).asConstant();
-      if (k && *k != inputs[i].tensor.shape()[d]) {
+      int64_t extent = inputs[i].tensor.shape()[lead + d];
+      if (k && *k != extent) {
         diags
             .report(DiagId::InputShapeMismatch, paramRange(i), std::to_string(i + 1), fnName,
                     shapeString(inputs[i].tensor.shape()), want.shape.str())
             .primary("`" + fn->params[i].name + "` is declared " + want.str())
-            .note("dim " + std::to_string(d) + " is " +
-                  std::to_string(inputs[i].tensor.shape()[d]) + ", expected " + std::to_string(*k));
+            .note("dim " + std::to_string(lead + d) + " is " + std::to_string(extent) +
+                  ", expected " + std::to_string(*k));
         return std::nullopt;
       }
     }
   }
 
   BoundSignature sig;
-  if (!fn->result.isTensor() || fn->result.shape.hasPack()) {
+  if (!fn->result.isTensor()) {
     diags.report(DiagId::UnsupportedOnCpu, decl.name.range,
                  "an entry fn that does not return one tensor");
     return std::nullopt;
   }
+  if (fn->result.shape.hasPack()) {
+    if (!pack) {
+      diags.report(DiagId::UnsupportedOnCpu, decl.result ? decl.result->range : decl.name.range,
+                   "a result `...` that no input binds");
+      return std::nullopt;
+    }
+    sig.resultShape = pack->first;
+  }
+  if (pack)
+    sig.pack = pack->first;
   sig.resultDType = runtimeDType(fn->result.dtype);
   for (sema::Dim d : fn->result.shape.dims) {
     std::optional<int64_t> k = substitute(d).asConstant();
@@ -256,6 +335,9 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   }
   for (const auto &[atom, binding] : bound)
     sig.dims.push_back({atom, binding.value});
+  sig.scalars = std::move(scalars);
+  for (const sema::FnParamInfo &p : fn->params)
+    sig.isScalar.push_back(p.type.isScalar());
   return sig;
 }
 
@@ -282,6 +364,9 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
   compileOptions.optLevel = options.optLevel;
   compileOptions.useBlas = options.useBlas;
   compileOptions.staticDims = sig->dims;
+  compileOptions.scalarArgs = sig->scalars;
+  if (sig->pack)
+    compileOptions.pack.emplace(sig->pack->begin(), sig->pack->end());
   llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
       CompiledModel::create(program, sourceMgr, model, weights, compileOptions, diags);
   if (!compiled)

@@ -9,7 +9,9 @@
 // files, a JIT failure) are llvm::Errors.
 //
 // The compiled function takes the state tensors in state_dict order, then
-// the inputs, then one caller-allocated output buffer (see MlirGen.h).
+// the tensor inputs, then one caller-allocated output buffer (see MlirGen.h).
+// A scalar parameter (`temperature: float`) arrives as a rank-0 input and is
+// compiled in as a constant, like the symbolic dims `modelc run` fixes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_EXEC_EXECUTOR_H
@@ -49,6 +51,14 @@ struct BoundSignature {
   runtime::Shape resultShape;
   /// The extent each symbolic dim of the signature took (`B` = 4).
   std::vector<std::pair<sema::AtomId, int64_t>> dims;
+  /// The value of each scalar (`int`, `float`, `bool`) parameter, by name:
+  /// given as a rank-0 input, compiled in as a constant.
+  std::vector<std::pair<std::string, double>> scalars;
+  /// Per input: whether it is one of `scalars` (the compiled fn takes only
+  /// the tensors).
+  std::vector<bool> isScalar;
+  /// The extents the inputs gave the signature's `...` pack, if it has one.
+  std::optional<runtime::Shape> pack;
 };
 
 /// The declared state of `model` as the weight loader wants it. Reports

@@ -80,7 +80,8 @@ struct ModelFrame;
 struct GenValue {
   /// Size: an int known only at run time (a symbolic dim such as `B`); only
   /// creation ops take it, through the checker's types.
-  enum class Kind { None, Tensor, Scalar, Size, Device, DType, Model, ModelList, List };
+  /// Void: what a fn without a result returns (it can only be discarded).
+  enum class Kind { None, Tensor, Scalar, Size, Device, DType, Model, ModelList, List, Void };
   Kind kind = Kind::None;
   mlir::Value tensor;
   double number = 0;
@@ -136,9 +137,10 @@ struct Scope {
 class Generator {
 public:
   Generator(mlir::MLIRContext &ctx, const sema::CheckedProgram &program,
-            const llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags, DimBindings bindings)
+            const llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags, DimBindings bindings,
+            const EntryValues &entry)
       : ctx(ctx), program(program), sourceMgr(sourceMgr), diags(diags), b(&ctx),
-        bindings(bindings) {}
+        bindings(bindings.begin(), bindings.end()), entry(entry) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const ConcreteModel &model, llvm::StringRef fnName);
 
@@ -204,12 +206,16 @@ private:
   GenValue inlineFn(ModelFrame &frame, const ast::FnDecl &fn, llvm::ArrayRef<GenValue> args);
   bool genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
   std::optional<GenValue> constantOf(const ast::Expr &expr, ModelFrame &frame);
+  /// `l op r` for two compile-time scalars (Python's `%` and `//` for ints).
+  std::optional<GenValue> foldScalars(ast::BinaryOp op, const GenValue &l, const GenValue &r);
   ModelFrame *child(ModelFrame &parent, const std::string &name,
                     std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init);
 
   mlir::Value broadcastScalar(const GenValue &scalar, mlir::Value like, Range at);
   mlir::Value binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at);
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l);
+  /// `@` where an operand is a vector (rank 1), as torch.matmul does it.
+  mlir::Value vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at);
   /// adaptive_avg_pool2d of a static [N, C, H, W] to [N, C, outH, outW] when
   /// the output does not divide the input: one mean per (overlapping) window.
   mlir::Value adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW, mlir::Location l);
@@ -219,7 +225,8 @@ private:
   const llvm::SourceMgr &sourceMgr;
   DiagnosticEngine &diags;
   mlir::OpBuilder b;
-  DimBindings bindings;
+  std::vector<std::pair<sema::AtomId, int64_t>> bindings;
+  const EntryValues &entry;
   llvm::StringMap<mlir::Value> stateArgs; // by state_dict name
   unsigned depth = 0;
   bool failed = false;
@@ -278,11 +285,16 @@ std::optional<RankedTensorType> Generator::loweredType(const sema::Type &type, M
                                                        Range at) {
   if (!type.isTensor())
     return std::nullopt;
-  if (type.shape.hasPack()) {
-    unsupported(at, "a `...` dimension pack in an entry fn's signature");
-    return std::nullopt;
-  }
   llvm::SmallVector<int64_t, 4> shape;
+  if (type.shape.hasPack()) {
+    // The entry's pack: the leading dims the call's inputs have.
+    if (!entry.pack) {
+      unsupported(at, "a `...` dimension pack in an entry fn's signature without the inputs' "
+                      "ranks (`modelc run` binds it from its inputs)");
+      return std::nullopt;
+    }
+    shape.append(entry.pack->begin(), entry.pack->end());
+  }
   for (sema::Dim d : type.shape.dims)
     shape.push_back(extentOf(d, frame));
   std::optional<sema::Device> dev = concreteDevice(type.dev, frame);
@@ -372,6 +384,27 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
   for (const auto &entry : model.scalarArgs)
     root.scalarArgs[entry.getKey()] = entry.getValue();
 
+  // Scalar parameters are constants of this compilation; an `int` one also
+  // fixes the dims that name it (`zeros([B, k])`), so it is bound first.
+  llvm::SmallVector<std::optional<GenValue>> scalarInputs(fn->params.size());
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const sema::FnParamInfo &p = fn->params[i];
+    if (p.type.isTensor())
+      continue;
+    Range at = i < generic->decl->params.size() ? generic->decl->params[i].range
+                                                : generic->decl->name.range;
+    auto given = llvm::find_if(entry.scalars, [&](const auto &s) { return s.first == p.name; });
+    if (given == entry.scalars.end()) {
+      unsupported(at, "a scalar parameter of an entry fn without a value (`modelc run` takes it "
+                      "as `--input VALUE`)");
+      return nullptr;
+    }
+    bool isInt = p.type.kind() == sema::Type::Kind::Int;
+    if (isInt)
+      bindings.push_back({sema::internSymbol(p.name), int64_t(given->second)});
+    scalarInputs[i] = GenValue::ofScalar(given->second, isInt);
+  }
+
   llvm::SmallVector<mlir::Type> argTypes;
   for (const sema::InstantiatedState &s : model.concrete.state) {
     std::optional<RankedTensorType> t = loweredType(s.type, root, modelRange);
@@ -379,16 +412,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
       return nullptr;
     argTypes.push_back(*t);
   }
-  for (const sema::FnParamInfo &p : fn->params) {
-    const ast::FnParam *decl = nullptr;
-    for (const ast::FnParam &dp : generic->decl->params)
-      if (dp.name.name == p.name)
-        decl = &dp;
-    Range at = decl ? decl->range : generic->decl->name.range;
-    if (!p.type.isTensor()) {
-      unsupported(at, "a non-tensor parameter of an entry fn");
-      return nullptr;
-    }
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const sema::FnParamInfo &p = fn->params[i];
+    if (scalarInputs[i])
+      continue;
+    Range at = i < generic->decl->params.size() ? generic->decl->params[i].range
+                                                : generic->decl->name.range;
     std::optional<RankedTensorType> t = loweredType(p.type, root, at);
     if (!t)
       return nullptr;
@@ -413,8 +442,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
   for (size_t i = 0; i < model.concrete.state.size(); ++i)
     stateArgs[model.concrete.state[i].name] = entry->getArgument(i);
   llvm::SmallVector<GenValue> inputs;
-  for (size_t i = 0; i < fn->params.size(); ++i)
-    inputs.push_back(GenValue::ofTensor(entry->getArgument(model.concrete.state.size() + i)));
+  unsigned nextArg = unsigned(model.concrete.state.size());
+  for (const std::optional<GenValue> &scalar : scalarInputs)
+    inputs.push_back(scalar ? *scalar : GenValue::ofTensor(entry->getArgument(nextArg++)));
 
   GenValue result = inlineFn(root, *generic->decl, inputs);
   if (failed || !result.ok())
@@ -505,17 +535,22 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
   if (const sema::FnInfo *info = frame.info().findFn(fn.name.name)) {
     for (size_t i = 0; i < info->params.size() && i < args.size(); ++i) {
       const sema::Type &type = info->params[i].type;
-      if (args[i].kind != GenValue::Kind::Tensor || !type.isTensor() || type.shape.hasPack())
+      if (args[i].kind != GenValue::Kind::Tensor || !type.isTensor())
         continue;
       RankedTensorType actual = typeOf(args[i].tensor);
-      for (size_t d = 0; d < type.shape.dims.size() && int64_t(d) < actual.getRank(); ++d) {
-        std::optional<sema::AtomId> atom = type.shape.dims[d].asAtom();
+      // Written dims follow the pack (`[..., T, n]`): they are the last ones.
+      int64_t first = actual.getRank() - int64_t(type.shape.dims.size());
+      if (first < 0 || (first > 0 && !type.shape.hasPack()))
+        continue;
+      for (size_t k = 0; k < type.shape.dims.size(); ++k) {
+        int64_t d = first + int64_t(k);
+        std::optional<sema::AtomId> atom = type.shape.dims[k].asAtom();
         if (!atom || scope.dimExtents.count(*atom) || scope.dimSources.count(*atom))
           continue;
         if (!actual.isDynamicDim(d))
           scope.dimExtents[*atom] = actual.getDimSize(d);
         else
-          scope.dimSources[*atom] = {args[i].tensor, int64_t(d)};
+          scope.dimSources[*atom] = {args[i].tensor, d};
       }
     }
   }
@@ -523,8 +558,16 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
   --depth;
   if (failed)
     return {};
-  if (!scope.returned)
+  if (!scope.returned) {
+    // A fn declared without a result computes nothing observable.
+    const sema::FnInfo *info = frame.info().findFn(fn.name.name);
+    if (info && info->result.kind() == sema::Type::Kind::Void) {
+      GenValue v;
+      v.kind = GenValue::Kind::Void;
+      return v;
+    }
     return unsupported(fn.name.range, "a fn without a result value");
+  }
   return *scope.returned;
 }
 
@@ -543,9 +586,11 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
         return false;
       scope.locals[assign->target.name] = v;
     } else if (auto *ret = dyn_cast<ast::ReturnStmt>(stmt.get())) {
-      if (!ret->value) {
-        unsupported(ret->range, "a fn without a result value");
-        return false;
+      if (!ret->value) { // `return` in a fn without a result
+        GenValue v;
+        v.kind = GenValue::Kind::Void;
+        scope.returned = v;
+        return true;
       }
       GenValue v = gen(*ret->value, scope);
       if (!v.ok())
@@ -640,48 +685,52 @@ std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame 
     std::optional<GenValue> l = constantOf(*bin->lhs, frame), r = constantOf(*bin->rhs, frame);
     if (!l || !r)
       return std::nullopt;
-    bool isInt = l->isInt && r->isInt;
-    switch (bin->op) {
-    case ast::BinaryOp::Add:
-      return GenValue::ofScalar(l->number + r->number, isInt);
-    case ast::BinaryOp::Sub:
-      return GenValue::ofScalar(l->number - r->number, isInt);
-    case ast::BinaryOp::Mul:
-      return GenValue::ofScalar(l->number * r->number, isInt);
-    case ast::BinaryOp::Div:
-      if (r->number == 0)
-        return std::nullopt;
-      return GenValue::ofScalar(isInt ? std::floor(l->number / r->number) : l->number / r->number,
-                                isInt);
-    case ast::BinaryOp::Pow:
-      return GenValue::ofScalar(std::pow(l->number, r->number), isInt);
-    case ast::BinaryOp::Mod: {
-      if (r->number == 0)
-        return std::nullopt;
-      // Python: the result has the divisor's sign.
-      return GenValue::ofScalar(l->number - std::floor(l->number / r->number) * r->number, isInt);
-    }
-    case ast::BinaryOp::And:
-      return GenValue::ofScalar(l->number != 0 && r->number != 0, false);
-    case ast::BinaryOp::Or:
-      return GenValue::ofScalar(l->number != 0 || r->number != 0, false);
-    case ast::BinaryOp::Eq:
-      return GenValue::ofScalar(l->number == r->number, false);
-    case ast::BinaryOp::Ne:
-      return GenValue::ofScalar(l->number != r->number, false);
-    case ast::BinaryOp::Lt:
-      return GenValue::ofScalar(l->number < r->number, false);
-    case ast::BinaryOp::Le:
-      return GenValue::ofScalar(l->number <= r->number, false);
-    case ast::BinaryOp::Gt:
-      return GenValue::ofScalar(l->number > r->number, false);
-    case ast::BinaryOp::Ge:
-      return GenValue::ofScalar(l->number >= r->number, false);
-    default:
-      return std::nullopt;
-    }
+    return foldScalars(bin->op, *l, *r);
   }
   return std::nullopt;
+}
+
+std::optional<GenValue> Generator::foldScalars(ast::BinaryOp op, const GenValue &l,
+                                               const GenValue &r) {
+  bool isInt = l.isInt && r.isInt;
+  switch (op) {
+  case ast::BinaryOp::Add:
+    return GenValue::ofScalar(l.number + r.number, isInt);
+  case ast::BinaryOp::Sub:
+    return GenValue::ofScalar(l.number - r.number, isInt);
+  case ast::BinaryOp::Mul:
+    return GenValue::ofScalar(l.number * r.number, isInt);
+  case ast::BinaryOp::Div:
+    if (r.number == 0)
+      return std::nullopt;
+    return GenValue::ofScalar(isInt ? std::floor(l.number / r.number) : l.number / r.number, isInt);
+  case ast::BinaryOp::Pow:
+    return GenValue::ofScalar(std::pow(l.number, r.number), isInt);
+  case ast::BinaryOp::Mod: {
+    if (r.number == 0)
+      return std::nullopt;
+    // Python: the result has the divisor's sign.
+    return GenValue::ofScalar(l.number - std::floor(l.number / r.number) * r.number, isInt);
+  }
+  case ast::BinaryOp::And:
+    return GenValue::ofScalar(l.number != 0 && r.number != 0, false);
+  case ast::BinaryOp::Or:
+    return GenValue::ofScalar(l.number != 0 || r.number != 0, false);
+  case ast::BinaryOp::Eq:
+    return GenValue::ofScalar(l.number == r.number, false);
+  case ast::BinaryOp::Ne:
+    return GenValue::ofScalar(l.number != r.number, false);
+  case ast::BinaryOp::Lt:
+    return GenValue::ofScalar(l.number < r.number, false);
+  case ast::BinaryOp::Le:
+    return GenValue::ofScalar(l.number <= r.number, false);
+  case ast::BinaryOp::Gt:
+    return GenValue::ofScalar(l.number > r.number, false);
+  case ast::BinaryOp::Ge:
+    return GenValue::ofScalar(l.number >= r.number, false);
+  default:
+    return std::nullopt;
+  }
 }
 
 GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
@@ -786,6 +835,10 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
     return *c;
   const sema::ExprInfo *einfo = program.typeOf(&name);
   if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
+    // A symbolic dim the call's arguments fixed (`T` of a callee) is a number.
+    int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
+    if (extent != kDyn)
+      return GenValue::ofScalar(double(extent), true);
     GenValue v;
     v.kind = GenValue::Kind::Size;
     return v;
@@ -868,10 +921,8 @@ mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value r
   mlir::Location l = loc(at);
   RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
   if (op == ast::BinaryOp::MatMul) {
-    if (lt.getRank() < 2 || rt.getRank() < 2) {
-      unsupported(at, "`@` with a rank-1 operand");
-      return {};
-    }
+    if (lt.getRank() < 2 || rt.getRank() < 2)
+      return vectorMatmul(lhs, rhs, at);
     auto ls = lt.getShape(), rs = rt.getShape();
     llvm::SmallVector<int64_t> shape = broadcastShape(ls.drop_back(2), rs.drop_back(2));
     shape.push_back(ls[ls.size() - 2]);
@@ -919,6 +970,29 @@ mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value r
   }
 }
 
+mlir::Value Generator::vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at) {
+  // torch.matmul: a vector lhs is a [1, k] row and a vector rhs a [k, 1]
+  // column; the unit dim they add is dropped from the product.
+  mlir::Location l = loc(at);
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (lt.getRank() < 1 || rt.getRank() < 1) {
+    unsupported(at, "`@` with a rank-0 operand");
+    return {};
+  }
+  bool rowVector = lt.getRank() == 1, columnVector = rt.getRank() == 1;
+  mlir::Value a = rowVector ? reshape(lhs, {1, lt.getDimSize(0)}, l) : lhs;
+  mlir::Value c = columnVector ? reshape(rhs, {rt.getDimSize(0), 1}, l) : rhs;
+  mlir::Value product = binaryOp(ast::BinaryOp::MatMul, a, c, at);
+  if (!product)
+    return {};
+  llvm::SmallVector<int64_t> shape(typeOf(product).getShape());
+  if (columnVector)
+    shape.pop_back();
+  if (rowVector)
+    shape.erase(shape.end() - 1 - (columnVector ? 0 : 1));
+  return reshape(product, shape, l);
+}
+
 GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   // `zeros([3]) @ cuda:0`: placement of a created tensor.
   if (binary.op == ast::BinaryOp::MatMul) {
@@ -940,6 +1014,9 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
     return {};
   bool lt = lhs.kind == GenValue::Kind::Tensor, rt = rhs.kind == GenValue::Kind::Tensor;
   if (!lt && !rt) {
+    if (lhs.kind == GenValue::Kind::Scalar && rhs.kind == GenValue::Kind::Scalar)
+      if (std::optional<GenValue> c = foldScalars(binary.op, lhs, rhs))
+        return *c;
     if (std::optional<GenValue> c = constantOf(binary, *scope.frame))
       return *c;
     if (lhs.kind == GenValue::Kind::Size || rhs.kind == GenValue::Kind::Size) {
@@ -1409,67 +1486,87 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
                                                           b.getI64IntegerAttr(dim)));
   }
 
-  if (name == "conv2d") {
-    mlir::Value w = tensorArg(1), bias = tensorArg(2);
-    if (!needX() || !w)
-      return unsupported(call.range, "`conv2d` on non-tensors");
-    if (rank != 4)
-      return unsupported(call.range, "`conv2d` on an input without a batch dim");
-    auto stride = pairArg(3, 1), pad = pairArg(4, 0), dil = pairArg(5, 1);
-    int64_t groups = intArg(6, 1);
-    RankedTensorType wt = typeOf(w);
-    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), wt.getDimSize(0)};
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = xt.getDimSize(2 + i), k = wt.getDimSize(2 + i);
-      shape.push_back(in == kDyn || k == kDyn
-                          ? kDyn
-                          : (in + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1);
+  // conv2d and the pools, on [N, C, H, W].
+  auto spatial = [&]() -> GenValue {
+    if (name == "conv2d") {
+      mlir::Value w = tensorArg(1), bias = tensorArg(2);
+      if (!needX() || !w)
+        return unsupported(call.range, "`conv2d` on non-tensors");
+      if (rank != 4)
+        return unsupported(call.range, "`conv2d` on an input without a batch dim");
+      auto stride = pairArg(3, 1), pad = pairArg(4, 0), dil = pairArg(5, 1);
+      int64_t groups = intArg(6, 1);
+      RankedTensorType wt = typeOf(w);
+      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), wt.getDimSize(0)};
+      for (int i = 0; i < 2; ++i) {
+        int64_t in = xt.getDimSize(2 + i), k = wt.getDimSize(2 + i);
+        shape.push_back(in == kDyn || k == kDyn
+                            ? kDyn
+                            : (in + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1);
+      }
+      return GenValue::ofTensor(mlir::mdl::Conv2dOp::create(
+          b, l, withShape(x, shape), x, w, bias, b.getDenseI64ArrayAttr(stride),
+          b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil), b.getI64IntegerAttr(groups)));
     }
-    return GenValue::ofTensor(mlir::mdl::Conv2dOp::create(
-        b, l, withShape(x, shape), x, w, bias, b.getDenseI64ArrayAttr(stride),
-        b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil), b.getI64IntegerAttr(groups)));
-  }
-  if (name == "max_pool2d" || name == "avg_pool2d") {
-    if (!needX())
-      return {};
-    if (rank != 4)
-      return unsupported(call.range, "`" + name + "` on an input without a batch dim");
-    auto kernel = pairArg(1, 1);
-    auto stride = pairArg(2, kernel[0]);
-    if (!has(2))
-      stride = kernel;
-    auto pad = pairArg(3, 0);
-    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1)};
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = xt.getDimSize(2 + i);
-      shape.push_back(in == kDyn ? kDyn : (in + 2 * pad[i] - kernel[i]) / stride[i] + 1);
-    }
-    auto k = b.getDenseI64ArrayAttr(kernel), s = b.getDenseI64ArrayAttr(stride),
-         p = b.getDenseI64ArrayAttr(pad);
-    if (name == "max_pool2d")
+    if (name == "max_pool2d" || name == "avg_pool2d") {
+      if (!needX())
+        return {};
+      if (rank != 4)
+        return unsupported(call.range, "`" + name + "` on an input without a batch dim");
+      auto kernel = pairArg(1, 1);
+      auto stride = pairArg(2, kernel[0]);
+      if (!has(2))
+        stride = kernel;
+      auto pad = pairArg(3, 0);
+      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1)};
+      for (int i = 0; i < 2; ++i) {
+        int64_t in = xt.getDimSize(2 + i);
+        shape.push_back(in == kDyn ? kDyn : (in + 2 * pad[i] - kernel[i]) / stride[i] + 1);
+      }
+      auto k = b.getDenseI64ArrayAttr(kernel), s = b.getDenseI64ArrayAttr(stride),
+           p = b.getDenseI64ArrayAttr(pad);
+      if (name == "max_pool2d")
+        return GenValue::ofTensor(
+            mlir::mdl::MaxPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
       return GenValue::ofTensor(
-          mlir::mdl::MaxPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
+          mlir::mdl::AvgPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
+    }
+    if (name == "adaptive_avg_pool2d") {
+      if (!needX())
+        return {};
+      if (rank != 4)
+        return unsupported(call.range, "`" + name + "` on an input without a batch dim");
+      auto out = pairArg(1, 1);
+      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1), out[0], out[1]};
+      int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
+      bool global = out[0] == 1 && out[1] == 1;
+      bool divides =
+          h != kDyn && w != kDyn && out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0;
+      if (global || divides)
+        return GenValue::ofTensor(
+            mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
+      if (h == kDyn || w == kDyn || out[0] < 1 || out[1] < 1)
+        return unsupported(call.range, "`adaptive_avg_pool2d` of an input whose size is known only "
+                                       "at run time, to an output that does not divide it");
+      return GenValue::ofTensor(adaptiveAvgPoolByWindows(x, out[0], out[1], l));
+    }
+    return unsupported(call.range, "`" + name + "`");
+  };
+  if (name == "conv2d" || name == "max_pool2d" || name == "avg_pool2d" ||
+      name == "adaptive_avg_pool2d") {
+    if (!x || rank != 3)
+      return spatial();
+    // PyTorch's unbatched [C, H, W]: a batch of one, dropped again after.
+    llvm::SmallVector<int64_t> batched(xt.getShape());
+    batched.insert(batched.begin(), 1);
+    x = reshape(x, batched, l);
+    xt = typeOf(x);
+    rank = 4;
+    GenValue result = spatial();
+    if (result.kind != GenValue::Kind::Tensor)
+      return result;
     return GenValue::ofTensor(
-        mlir::mdl::AvgPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
-  }
-  if (name == "adaptive_avg_pool2d") {
-    if (!needX())
-      return {};
-    if (rank != 4)
-      return unsupported(call.range, "`" + name + "` on an input without a batch dim");
-    auto out = pairArg(1, 1);
-    llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1), out[0], out[1]};
-    int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
-    bool global = out[0] == 1 && out[1] == 1;
-    bool divides =
-        h != kDyn && w != kDyn && out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0;
-    if (global || divides)
-      return GenValue::ofTensor(
-          mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
-    if (h == kDyn || w == kDyn || out[0] < 1 || out[1] < 1)
-      return unsupported(call.range, "`adaptive_avg_pool2d` of an input whose size is known only "
-                                     "at run time, to an output that does not divide it");
-    return GenValue::ofTensor(adaptiveAvgPoolByWindows(x, out[0], out[1], l));
+        reshape(result.tensor, typeOf(result.tensor).getShape().drop_front(), l));
   }
   if (name == "layer_norm") {
     mlir::Value w = tensorArg(1), bias = tensorArg(2);
@@ -1595,8 +1692,9 @@ void mlirgen::loadMlirGenDialects(mlir::MLIRContext &context) {
 mlir::OwningOpRef<mlir::ModuleOp>
 mlirgen::buildModule(mlir::MLIRContext &context, const sema::CheckedProgram &program,
                      const llvm::SourceMgr &sourceMgr, const ConcreteModel &model,
-                     llvm::StringRef fnName, DiagnosticEngine &diags, DimBindings bindings) {
+                     llvm::StringRef fnName, DiagnosticEngine &diags, DimBindings bindings,
+                     const EntryValues &entry) {
   loadMlirGenDialects(context);
-  Generator generator(context, program, sourceMgr, diags, bindings);
+  Generator generator(context, program, sourceMgr, diags, bindings, entry);
   return generator.run(model, fnName);
 }

@@ -229,6 +229,8 @@ def compute(fn, a):
         m, v, w, b = a[1:]
         return T(x.shape, [(x.at(*i) - m.v[i[1]]) / math.sqrt(v.v[i[1]] + 1e-5) * w.v[i[1]] + b.v[i[1]]
                            for i in indices(x.shape)])
+    if fn in ENTRY_FNS:
+        return compute_entry(fn, x, a)
     return compute_more(fn, x, a)
 
 
@@ -276,6 +278,79 @@ def compute_more(fn, x, a):
     sys.exit("reference.py: no reference for fn %s" % fn)
 
 
+def torch_matmul(a, b):
+    """torch.matmul: a vector operand gains a unit dim (a row on the left, a
+    column on the right) that the result drops; batch dims broadcast."""
+    lhs = T([1] + a.shape, a.v) if len(a.shape) == 1 else a
+    rhs = T(b.shape + [1], b.v) if len(b.shape) == 1 else b
+    ba, bb = lhs.shape[:-2], rhs.shape[:-2]
+    rank = max(len(ba), len(bb))
+    ba, bb = [1] * (rank - len(ba)) + ba, [1] * (rank - len(bb)) + bb
+    batch = [max(p, q) for p, q in zip(ba, bb)]
+    m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+    out = []
+    for idx in indices(batch):
+        ia = [i if d != 1 else 0 for i, d in zip(idx, ba)][rank - len(lhs.shape) + 2:]
+        ib = [i if d != 1 else 0 for i, d in zip(idx, bb)][rank - len(rhs.shape) + 2:]
+        for i in range(m):
+            for j in range(n):
+                out.append(sum(lhs.at(*ia, i, p) * rhs.at(*ib, p, j) for p in range(k)))
+    shape = batch + ([] if len(a.shape) == 1 else [m]) + ([] if len(b.shape) == 1 else [n])
+    return T(shape, out)
+
+
+def scalar(t):
+    return t.v[0]
+
+
+ENTRY_FNS = ("mv", "vm", "dot", "bmv", "vbm", "unbatched", "scale", "pick", "head", "gate",
+             "packed", "helpers", "conv_chw", "pool_chw")
+
+
+def compute_entry(fn, x, a):
+    """The fns of entry_ops.mdl."""
+    if fn in ("mv", "vm", "dot", "bmv", "vbm"):
+        return torch_matmul(x, a[1])
+    if fn == "unbatched":  # x, weight [out, in], bias [out]
+        w, bias = a[1], a[2]
+        out, n = w.shape
+        return T([out], [sum(x.v[j] * w.at(o, j) for j in range(n)) + bias.v[o] for o in range(out)])
+    if fn == "scale":
+        s = scalar(a[1])
+        return ew(x, lambda p: p * s + s)
+    if fn == "pick":
+        i = int(scalar(a[1]))
+        return T([x.shape[0]], [row[i] for row in rows(x)])
+    if fn == "head":
+        k = int(scalar(a[1]))
+        return from_rows([row[0:k] for row in rows(x)])
+    if fn == "gate":
+        on = bool(scalar(a[1]))
+        return ew(x, lambda p: p if p > 0 and on else 0.0)
+    if fn == "packed":
+        y = a[1]
+        n = x.shape[-1]
+        out = []
+        for r in range(len(x.v) // n):
+            row = x.v[r * n:(r + 1) * n]
+            total = sum(row)
+            out += [max(p, 0.0) * q + total for p, q in zip(row, y.v[r * n:(r + 1) * n])]
+        return T(x.shape, out)
+    if fn in ("conv_chw", "pool_chw"):
+        batched = T([1] + x.shape, x.v)
+        if fn == "conv_chw":
+            out = conv2d(batched, a[1], a[2], 1, 0)
+        else:
+            mx = pool(batched, 2, max)
+            avg = pool(batched, 2, lambda l: sum(l) / len(l))
+            out = T(mx.shape, [p + 2 * q + 3 * q for p, q in zip(mx.v, avg.v)])
+        return T(out.shape[1:], out.v)
+    if fn == "helpers":  # x / sqrt(n) + B
+        b, n = x.shape
+        return ew(x, lambda p: p / math.sqrt(n) + b)
+    sys.exit("reference.py: no reference for fn %s" % fn)
+
+
 # Result dtypes other than f32.
 RESULT_DTYPES = {"cast_": "f64", "imod": "i64", "ints": "i64"}
 
@@ -296,6 +371,12 @@ def compute_lookup(fn, table, a):
         b, n = x.shape
         rows = softmax_rows([[x.at(r, j) for j in range(n)] for r in range(b)], True)
         return T([], [-sum(rows[r][int(t.v[r])] for r in range(b)) / b])
+    if fn in ("xent_w", "nll_w"):
+        x, t, w = a
+        b, n = x.shape
+        rows = softmax_rows([[x.at(r, j) for j in range(n)] for r in range(b)], True)
+        weights = [w.v[int(t.v[r])] for r in range(b)]
+        return T([], [-sum(weights[r] * rows[r][int(t.v[r])] for r in range(b)) / sum(weights)])
     sys.exit("reference.py: no reference for fn %s" % fn)
 
 
