@@ -257,6 +257,25 @@ Dim Dim::floorDiv(Dim divisor) const {
     return constant(floorDivide(*c, *d));
   if (std::optional<Dim> q = exactDiv(divisor))
     return *q;
+  // Terms that are multiples of a symbolic monomial divisor leave the floor:
+  // (img - patch) / patch is img / patch - 1, so a conv with stride = kernel
+  // = patch has img / patch outputs, as PyTorch's ViT patch count says.
+  if (llvm::ArrayRef<Term> ds = divisor.terms(); !d && ds.size() == 1) {
+    Dim whole, rest;
+    for (const Term &t : terms()) {
+      llvm::SmallVector<Term, 1> single{t};
+      Dim term = intern(std::move(single));
+      std::optional<Dim> q;
+      if (t.coeff % ds.front().coeff == 0)
+        q = term.exactDiv(divisor);
+      if (q)
+        whole = whole + *q;
+      else
+        rest = rest + term;
+    }
+    if (!whole.terms().empty() && !rest.terms().empty())
+      return whole + rest.floorDiv(divisor);
+  }
   std::string name;
   llvm::raw_string_ostream os(name);
   if (asAtom())

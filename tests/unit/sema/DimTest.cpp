@@ -65,6 +65,17 @@ TEST(DimTest, FloorDivisionIsExactWhenPossible) {
   EXPECT_EQ(q, (h - k(1)).floorDiv(2));
 }
 
+TEST(DimTest, MultiplesOfASymbolicDivisorLeaveTheFloor) {
+  // A conv with kernel = stride = patch: (H - patch) / patch + 1 == H / patch.
+  Dim h = sym("H"), p = sym("patch");
+  EXPECT_EQ((h - p).floorDiv(p) + k(1), h.floorDiv(p));
+  EXPECT_EQ((h + k(2) * p * h).floorDiv(p), k(2) * h + h.floorDiv(p));
+  // Nothing divisible: one quotient atom, as before.
+  EXPECT_EQ((h - k(1)).floorDiv(p).str(), "(H - 1)/patch");
+  // 2 * patch does not divide patch * H + 1's terms by 2 * patch.
+  EXPECT_EQ((p * h + k(1)).floorDiv(k(2) * p).str(), "(H*patch + 1)/(2*patch)");
+}
+
 TEST(DimTest, SubstitutionEvaluatesQuotients) {
   Dim h = sym("H"), s = sym("stride");
   Dim out = (h - k(3)).floorDiv(s) + k(1);

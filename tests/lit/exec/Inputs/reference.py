@@ -304,7 +304,7 @@ def scalar(t):
 
 
 ENTRY_FNS = ("mv", "vm", "dot", "bmv", "vbm", "unbatched", "scale", "pick", "head", "gate",
-             "packed", "helpers", "conv_chw", "pool_chw")
+             "packed", "helpers", "conv_chw", "pool_chw", "patches")
 
 
 def compute_entry(fn, x, a):
@@ -345,6 +345,11 @@ def compute_entry(fn, x, a):
             avg = pool(batched, 2, lambda l: sum(l) / len(l))
             out = T(mx.shape, [p + 2 * q + 3 * q for p, q in zip(mx.v, avg.v)])
         return T(out.shape[1:], out.v)
+    if fn == "patches":  # conv with stride = kernel, [N, C, h, w] -> [N, h * w, C]
+        y = conv2d(x, a[1], a[2], a[1].shape[2], 0)
+        n, c, h, w = y.shape
+        return T([n, h * w, c], [y.at(i, ch, q // w, q % w) for i in range(n) for q in range(h * w)
+                                 for ch in range(c)])
     if fn == "helpers":  # x / sqrt(n) + B
         b, n = x.shape
         return ew(x, lambda p: p / math.sqrt(n) + b)
