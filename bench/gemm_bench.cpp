@@ -1,11 +1,13 @@
-//===- gemm_bench.cpp - SGEMM peak, OpenBLAS and MLIR-generated matmul ----===//
+//===- gemm_bench.cpp - SGEMM peak, oneDNN, OpenBLAS, MLIR-generated matmul ==//
 //
 // Prints one table (docs/performance.md explains the choice it informs):
 //
 //   * the machine's f32 FMA peak on one core, measured with an AVX-512 FMA
 //     loop with enough independent accumulators to cover the FMA latency;
-//   * OpenBLAS cblas_sgemm at the shapes the benchmark models run (and a
-//     large square one), through the same entry point compiled code calls;
+//   * oneDNN's dnnl_sgemm at the shapes the benchmark models run (and a
+//     large square one), through the same entry point compiled code calls
+//     (modelc_sgemm), and OpenBLAS called directly as that entry point did
+//     before (cblas_sgemm, cblas_sgemv for one row);
 //   * MLIR-generated code for the same linalg.matmul: the cpu pipeline's
 //     loops (`--no-blas`) and a tiled + vectorised schedule (transform
 //     dialect: 4x32 register tiles, 16-deep k slices, vector.contract lowered
@@ -34,6 +36,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#if MODELC_HAVE_CBLAS
+#include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -314,11 +320,29 @@ compileVectorized(mlir::MLIRContext &ctx, const std::string &source,
   return *fn;
 }
 
+/// OpenBLAS's and OpenMP's (oneDNN's) thread counts, through their own APIs
+/// when loaded.
 void setBlasThreads(int threads) {
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    set(threads);
+  for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))
+      set(threads);
 }
+
+#if MODELC_HAVE_CBLAS
+/// C += A * B through OpenBLAS, as modelc_sgemm did before oneDNN: sgemv for
+/// a single row, else sgemm.
+void openBlasSgemm(Problem &p) {
+  const Shape &s = p.shape;
+  int m = int(s.m), n = int(s.n), k = int(s.k);
+  if (m == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, p.b.data(), n, p.a.data(), 1, 1.0f,
+                p.c.data(), 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, p.a.data(), k, p.b.data(),
+                n, 1.0f, p.c.data(), n);
+}
+#endif
 
 double maxAbsDiff(const std::vector<float> &x, const std::vector<float> &y) {
   double worst = 0;
@@ -361,15 +385,21 @@ int main(int argc, char **argv) {
 
   llvm::outs() << "1 thread; GFLOP/s and % of the FMA peak; median of repeated calls\n";
   llvm::outs()
-      << "| shape | M x N x K | OpenBLAS | MLIR loops (--no-blas) | MLIR tiled+vectorised |\n"
-         "|---|---|---|---|---|\n";
+      << "| shape | M x N x K | modelc_sgemm (oneDNN) | OpenBLAS | MLIR loops (--no-blas) | "
+         "MLIR tiled+vectorised |\n"
+         "|---|---|---|---|---|---|\n";
   for (const Shape &s : shapes) {
     Problem p(s);
     auto cell = [&](double seconds) {
       double gflops = p.flops() / seconds / 1e9;
       return llvm::formatv("{0:F1} ({1:F0}%)", gflops, 100 * gflops / peak).str();
     };
-    std::string blas = cell(timePerCall([&] { modelc_sgemm_ciface(&p.aRef, &p.bRef, &p.cRef); }));
+    std::string library =
+        cell(timePerCall([&] { modelc_sgemm_ciface(&p.aRef, &p.bRef, &p.cRef); }));
+    std::string openBlas = "-";
+#if MODELC_HAVE_CBLAS
+    openBlas = cell(timePerCall([&] { openBlasSgemm(p); }));
+#endif
     // Reference result for the generated variants.
     std::fill(p.c.begin(), p.c.end(), 0.0f);
     modelc_sgemm_ciface(&p.aRef, &p.bRef, &p.cRef);
@@ -423,8 +453,8 @@ func.func @mm(%a: tensor<{0}x{2}xf32>, %b: tensor<{2}x{1}xf32>, %c: tensor<{0}x{
                          : std::string("wrong result");
       }
     }
-    llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} | {5} | {6} |\n", s.what, s.m, s.n,
-                                  s.k, blas, loops, vectorized);
+    llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} | {5} | {6} | {7} |\n", s.what,
+                                  s.m, s.n, s.k, library, openBlas, loops, vectorized);
     llvm::outs().flush();
   }
   return 0;

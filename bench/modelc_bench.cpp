@@ -47,9 +47,11 @@ cl::opt<std::string> argsOpt("args", cl::desc("Model arguments, e.g. in=784,hidd
 cl::opt<std::string> weightsOpt("weights", cl::Required, cl::desc("Weights (.safetensors)"));
 cl::opt<std::string> inputOpt("input", cl::Required, cl::desc("Input (.npy)"));
 cl::opt<std::string> outputOpt("output", cl::desc("Write the output here (.npy)"));
-cl::opt<int> threadsOpt("blas-threads", cl::init(1), cl::desc("OpenBLAS threads"));
+cl::opt<int> threadsOpt("blas-threads", cl::init(1),
+                        cl::desc("oneDNN (OpenMP) and OpenBLAS threads"));
 cl::opt<int> warmupOpt("warmup", cl::init(20), cl::desc("Untimed forwards after compiling"));
-cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"));
+cl::opt<bool> noBlasOpt("no-blas",
+                        cl::desc("Lower f32 matmul and conv to loops instead of library calls"));
 cl::opt<bool> dumpLoweredOpt("dump-lowered",
                              cl::desc("Print the module after the cpu pipeline to stderr"));
 cl::opt<bool> dynamicBatchOpt("dynamic-batch",
@@ -60,12 +62,14 @@ cl::opt<bool> dynamicBatchOpt("dynamic-batch",
   std::exit(1);
 }
 
-/// OpenBLAS reads its thread count once; set it through its own API (found
-/// at run time, so the harness does not depend on which OpenBLAS is loaded).
+/// OpenBLAS reads its thread count once, oneDNN takes OpenMP's: set both
+/// through their own APIs (found at run time, so the harness does not depend
+/// on which libraries are loaded), as torch.set_num_threads does for PyTorch.
 void setBlasThreads(int threads) {
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    set(threads);
+  for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))
+      set(threads);
 }
 
 int blasThreads() {

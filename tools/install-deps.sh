@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev
   antlr4 libantlr4-runtime-dev
   libgtest-dev
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
   clang-22 libclang-rt-22-dev
   python3
   neovim

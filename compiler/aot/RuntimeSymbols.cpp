@@ -3,6 +3,7 @@
 #include "aot/RuntimeSymbols.h"
 
 #include "jit/BlasRuntime.h"
+#include "jit/ConvRuntime.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -58,9 +59,11 @@ extern "C" void modelc::aot::modelc_aot_memref_copy(int64_t elementSize, Unranke
 }
 
 llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
-  // `_mlir_ciface_` + lower::kSgemmFunction: the C interface the BLAS pass calls.
+  // `_mlir_ciface_` + lower::kSgemmFunction / kConv2dFunction: the C
+  // interfaces the BLAS and conv passes call.
   static const RuntimeSymbol symbols[] = {
       {"_mlir_ciface_modelc_sgemm", reinterpret_cast<const void *>(&modelc_sgemm_ciface)},
+      {"_mlir_ciface_modelc_conv2d", reinterpret_cast<const void *>(&modelc_conv2d_ciface)},
       {"memrefCopy", reinterpret_cast<const void *>(&modelc_aot_memref_copy)},
   };
   return symbols;

@@ -1,10 +1,11 @@
 //===- RuntimeSymbols.h - Functions compiled model code calls ---*- C++ -*-===//
 //
 // The object code in an artifact leaves a few symbols undefined: the sgemm
-// entry point of compiler/jit/BlasRuntime (OpenBLAS), `memrefCopy` (copies
-// between buffers of different layouts, which the JIT takes from MLIR's
-// C runner utils) and libc/libm. The loader defines the first two from this
-// table and takes the rest from the process. Changing a name or signature
+// and conv2d entry points of compiler/jit/{Blas,Conv}Runtime (oneDNN or
+// OpenBLAS), `memrefCopy` (copies between buffers of different layouts,
+// which the JIT takes from MLIR's C runner utils) and libc/libm. The loader
+// defines the first three from this table and takes the rest from the
+// process. Changing a name or signature
 // here changes the artifact ABI: bump kFormatVersion.
 //
 //===----------------------------------------------------------------------===//

@@ -1,10 +1,11 @@
 //===- ConvLowering.cpp - mdl conv2d and pooling -> padded linalg.generic ==//
 //
-// Inputs are padded with tensor.pad. An ungrouped float conv with static
-// channel and spatial extents becomes im2col + one 2-D matmul (so OpenBLAS
-// runs it); otherwise a generic iterates over (n, c, oh, ow, window...) with
-// strided/dilated affine input maps, a grouped conv selecting the input
-// channel as (oc floordiv O/groups) * C/groups + c.
+// Inputs are padded with tensor.pad. A float conv becomes linalg's named
+// conv (grouped: conv_2d_ngchw_gfchw over reshaped views), which
+// mdl-conv-to-runtime hands to oneDNN after bufferization; an integer conv
+// is a generic over (n, c, oh, ow, window...) with strided/dilated affine
+// input maps, a grouped conv selecting the input channel as
+// (oc floordiv O/groups) * C/groups + c.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,87 +62,52 @@ SmallVector<Value> windowResultDims(OpBuilder &b, Location loc, RankedTensorType
   return dyn;
 }
 
-/// Ungrouped conv as im2col + one 2-D matmul (which the BLAS pass takes):
-///   patches[n, oh, ow, c, kh, kw] = padded[n, c, oh*s + kh*d, ow*s + kw*d]
-///   [N*OH*OW, C*KH*KW] x [O, C*KH*KW]^T -> [N, OH, OW, O] -> [N, O, OH, OW] (+ bias).
-/// Needs static C, KH, KW, OH, OW; returns null otherwise.
-Value convAsMatmul(OpBuilder &b, Location loc, Value padded, Value weight, Value bias,
-                   RankedTensorType resultType, ArrayRef<int64_t> stride,
-                   ArrayRef<int64_t> dilation) {
-  MLIRContext *ctx = b.getContext();
+/// Float conv as linalg's named conv (grouped: over [N, G, C/G, H, W] views),
+/// accumulating into `init` (the bias or zeros); mdl-conv-to-runtime hands
+/// it to oneDNN after bufferization, and without it it becomes loops.
+/// Needs static channel counts when grouped.
+Value convAsNamedOp(OpBuilder &b, Location loc, Value padded, Value weight, Value init,
+                    int64_t groups, ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
+  auto i64Pair = [&](ArrayRef<int64_t> values) {
+    return DenseIntElementsAttr::get(RankedTensorType::get({2}, b.getI64Type()), values);
+  };
+  auto resultType = cast<RankedTensorType>(init.getType());
+  if (groups == 1)
+    return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{resultType},
+                                            ValueRange{padded, weight}, ValueRange{init},
+                                            i64Pair(stride), i64Pair(dilation))
+        .getResult(0);
+  // Split the channel dim (dim 1 of the input and result, 0 of the weight)
+  // into [groups, perGroup]; the weight's static shape gives perGroup.
   auto weightType = cast<RankedTensorType>(weight.getType());
-  Type elementType = resultType.getElementType();
-  int64_t outChannels = weightType.getDimSize(0), channels = weightType.getDimSize(1),
-          kh = weightType.getDimSize(2), kw = weightType.getDimSize(3),
-          oh = resultType.getDimSize(2), ow = resultType.getDimSize(3);
-  if (ShapedType::isDynamic(channels) || ShapedType::isDynamic(oh) || ShapedType::isDynamic(ow) ||
-      ShapedType::isDynamic(outChannels))
-    return {};
-  int64_t batch = resultType.getDimSize(0);
-  SmallVector<Value> batchDyn;
-  if (ShapedType::isDynamic(batch))
-    batchDyn.push_back(dimValue(b, loc, padded, 0));
-
-  auto patchesType = RankedTensorType::get({batch, oh, ow, channels, kh, kw}, elementType);
-  AffineExpr d[6];
-  for (int i = 0; i < 6; ++i)
-    d[i] = getAffineDimExpr(i, ctx);
-  AffineMap readMap = AffineMap::get(
-      6, 0,
-      {d[0], d[3], d[1] * stride[0] + d[4] * dilation[0], d[2] * stride[1] + d[5] * dilation[1]},
-      ctx);
-  Value patches = linalg::GenericOp::create(
-                      b, loc, TypeRange{patchesType}, ValueRange{padded},
-                      ValueRange{emptyTensor(b, loc, patchesType, batchDyn)},
-                      SmallVector<AffineMap>{readMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
-                      SmallVector<IteratorType>(6, IteratorType::parallel),
-                      [](OpBuilder &nb, Location l, ValueRange args) {
-                        linalg::YieldOp::create(nb, l, args[0]);
-                      })
-                      .getResult(0);
-  Value columns = tensor::CollapseShapeOp::create(
-      b, loc, patches, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
-  Value flatWeight = tensor::CollapseShapeOp::create(
-      b, loc, weight, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  auto productType = RankedTensorType::get(
-      {ShapedType::isDynamic(batch) ? ShapedType::kDynamic : batch * oh * ow, outChannels},
-      elementType);
-  SmallVector<Value> productDyn;
-  if (ShapedType::isDynamic(batch))
-    productDyn.push_back(dimValue(b, loc, columns, 0));
-  Value acc = filledTensor(b, loc, productType, productDyn, scalarConstant(b, loc, elementType, 0));
-  // The weight is read in place as the transposed operand (BLAS's transpose
-  // flag): copying it to [C*KH*KW, O] would cost an allocation and a pass
-  // over the weights on every call.
-  Value product =
-      linalg::MatmulTransposeBOp::create(b, loc, TypeRange{productType},
-                                         ValueRange{columns, flatWeight}, ValueRange{acc})
+  auto splitChannels = [&](Value value, int64_t dim, int64_t perGroup) -> Value {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = perGroup;
+    shape.insert(shape.begin() + dim, groups);
+    SmallVector<ReassociationIndices> groupsOfDims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      groupsOfDims.push_back(d == dim ? ReassociationIndices{d, d + 1}
+                                      : ReassociationIndices{d < dim ? d : d + 1});
+    SmallVector<OpFoldResult> outputShape;
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      outputShape.push_back(ShapedType::isDynamic(shape[d])
+                                ? OpFoldResult(dimValue(b, loc, value, d <= dim ? d : d - 1))
+                                : b.getIndexAttr(shape[d]));
+    return tensor::ExpandShapeOp::create(b, loc,
+                                         RankedTensorType::get(shape, type.getElementType()), value,
+                                         groupsOfDims, outputShape);
+  };
+  int64_t outPerGroup = weightType.getDimSize(0) / groups, inPerGroup = weightType.getDimSize(1);
+  Value groupedInit = splitChannels(init, 1, outPerGroup);
+  Value conv =
+      linalg::Conv2DNgchwGfchwOp::create(
+          b, loc, TypeRange{groupedInit.getType()},
+          ValueRange{splitChannels(padded, 1, inPerGroup), splitChannels(weight, 0, outPerGroup)},
+          ValueRange{groupedInit}, i64Pair(stride), i64Pair(dilation))
           .getResult(0);
-  SmallVector<OpFoldResult> nhwcShape = {
-      ShapedType::isDynamic(batch) ? OpFoldResult(batchDyn[0]) : b.getIndexAttr(batch),
-      b.getIndexAttr(oh), b.getIndexAttr(ow), b.getIndexAttr(outChannels)};
-  Value nhwc = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({batch, oh, ow, outChannels}, elementType), product,
-      SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}, nhwcShape);
-
-  // Back to NCHW, adding the bias in the same pass.
-  SmallVector<Value> inputs = {nhwc};
-  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d[0], d[2], d[3], d[1]}, ctx)};
-  if (bias) {
-    inputs.push_back(bias);
-    maps.push_back(AffineMap::get(4, 0, {d[1]}, ctx));
-  }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
-  return linalg::GenericOp::create(b, loc, TypeRange{resultType}, inputs,
-                                   ValueRange{emptyTensor(b, loc, resultType, batchDyn)}, maps,
-                                   SmallVector<IteratorType>(4, IteratorType::parallel),
-                                   [&](OpBuilder &nb, Location l, ValueRange args) {
-                                     Value v = args[0];
-                                     if (bias)
-                                       v = arith::AddFOp::create(nb, l, v, args[1]);
-                                     linalg::YieldOp::create(nb, l, v);
-                                   })
-      .getResult(0);
+  return tensor::CollapseShapeOp::create(b, loc, resultType, conv,
+                                         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
 
 FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTensorType resultType,
@@ -164,13 +130,7 @@ FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTenso
   Value padded =
       padSpatial(rewriter, loc, input, padding, scalarConstant(rewriter, loc, elementType, 0.0));
 
-  if (groups == 1 && isa<FloatType>(elementType))
-    if (Value viaMatmul = convAsMatmul(rewriter, loc, padded, weight, adaptor.getBias(), resultType,
-                                       stride, dilation))
-      return viaMatmul;
-
-  // Direct form: output initialised with the bias (or zero), accumulated
-  // over (c, kh, kw).
+  // Output initialised with the bias (or zero); the conv accumulates into it.
   SmallVector<int64_t> kernel = {weightType.getDimSize(2), weightType.getDimSize(3)};
   SmallVector<Value> dyn = windowResultDims(rewriter, loc, resultType, input, weight, 0, kernel,
                                             stride, padding, dilation);
@@ -190,8 +150,10 @@ FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTenso
     init = filledTensor(rewriter, loc, resultType, dyn,
                         scalarConstant(rewriter, loc, elementType, 0.0));
   }
+  if (isa<FloatType>(elementType))
+    return convAsNamedOp(rewriter, loc, padded, weight, init, groups, stride, dilation);
 
-  // Loops: n, oc, oh, ow | c, kh, kw.
+  // Integers: a generic over (n, oc, oh, ow | c, kh, kw).
   AffineExpr n = getAffineDimExpr(0, ctx), oc = getAffineDimExpr(1, ctx),
              oh = getAffineDimExpr(2, ctx), ow = getAffineDimExpr(3, ctx),
              c = getAffineDimExpr(4, ctx), kh = getAffineDimExpr(5, ctx),
@@ -204,16 +166,13 @@ FailureOr<Value> lowerConv2d(Conv2dOp op, Conv2dOp::Adaptor adaptor, RankedTenso
   AffineMap outMap = AffineMap::get(7, 0, {n, oc, oh, ow}, ctx);
   SmallVector<IteratorType> iterators(4, IteratorType::parallel);
   iterators.append(3, IteratorType::reduction);
-  bool isFloat = isa<FloatType>(elementType);
   return linalg::GenericOp::create(
              rewriter, loc, TypeRange{resultType}, ValueRange{padded, weight}, ValueRange{init},
              SmallVector<AffineMap>{inputMap, weightMap, outMap}, iterators,
              [&](OpBuilder &b, Location l, ValueRange args) {
-               Value product = isFloat ? Value(arith::MulFOp::create(b, l, args[0], args[1]))
-                                       : Value(arith::MulIOp::create(b, l, args[0], args[1]));
-               Value sum = isFloat ? Value(arith::AddFOp::create(b, l, args[2], product))
-                                   : Value(arith::AddIOp::create(b, l, args[2], product));
-               linalg::YieldOp::create(b, l, sum);
+               Value product = arith::MulIOp::create(b, l, args[0], args[1]);
+               linalg::YieldOp::create(b, l,
+                                       ValueRange{arith::AddIOp::create(b, l, args[2], product)});
              })
       .getResult(0);
 }

@@ -3,7 +3,8 @@
 //  1. mdl-to-linalg, then elementwise fusion (bias + activation after a
 //     matmul become one loop nest) that leaves matmuls alone for BLAS.
 //  2. One-shot bufferization; results become caller-provided out-params.
-//  3. f32 matmuls become OpenBLAS calls (optional), the rest loops.
+//  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
+//     the rest loops.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -40,11 +41,13 @@ constexpr const char *kToLlvm =
     "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";
 
-/// True for matmuls and other contractions: they must stay named ops so that
-/// mdl-matmul-to-blas can hand them to OpenBLAS.
-bool isContraction(Operation *op) {
+/// True for matmuls, other contractions and convolutions: they must stay
+/// named ops so that mdl-matmul-to-blas and mdl-conv-to-runtime can hand
+/// them to the library.
+bool isLibraryOp(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-  return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+  return linalgOp && (linalg::isaContractionOpInterface(linalgOp) ||
+                      linalg::isaConvolutionOpInterface(linalgOp));
 }
 
 /// linalg-fuse-elementwise-ops, except that no contraction takes part.
@@ -59,7 +62,7 @@ struct FuseElementwiseKeepContractionsPass
   StringRef getArgument() const final { return "mdl-fuse-elementwise"; }
   StringRef getDescription() const final {
     return "Fuse elementwise linalg ops and fold reshapes into them, leaving contractions "
-           "(matmuls) as named ops";
+           "(matmuls) and convs as named ops";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<linalg::LinalgDialect>();
@@ -69,7 +72,7 @@ struct FuseElementwiseKeepContractionsPass
     MLIRContext *ctx = &getContext();
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      if (isContraction(producer) || isContraction(fused->getOwner()))
+      if (isLibraryOp(producer) || isLibraryOp(fused->getOwner()))
         return false;
       // As upstream: do not duplicate a producer with other uses.
       return !producer || producer->hasOneUse();
@@ -91,7 +94,8 @@ void registerUpstreamPassesOnce() {
 }
 
 struct CpuPipelineCLOptions : PassPipelineOptions<CpuPipelineCLOptions> {
-  Option<bool> useBlas{*this, "use-blas", llvm::cl::desc("Call OpenBLAS for f32 matmul"),
+  Option<bool> useBlas{*this, "use-blas",
+                       llvm::cl::desc("Call the runtime (oneDNN/OpenBLAS) for f32 matmul and conv"),
                        llvm::cl::init(true)};
 };
 
@@ -105,8 +109,10 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwiseKeepContractionsPass>());
   if (failed(parsePassPipeline(kBufferize, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (bufferization part) does not parse");
-  if (options.useBlas)
+  if (options.useBlas) {
     pm.addPass(createMatmulToBlasPass());
+    pm.addPass(createConvToRuntimePass());
+  }
   // Before expand-strided-metadata, which crashes on these (see the pass).
   pm.addPass(createExpandDynamicReshapesPass());
   if (failed(parsePassPipeline(kToLlvm, pm)))
@@ -117,6 +123,7 @@ void registerPasses() {
   registerUpstreamPassesOnce();
   registerPass([] { return createLowerMdlToLinalgPass(); });
   registerPass([] { return createMatmulToBlasPass(); });
+  registerPass([] { return createConvToRuntimePass(); });
   registerPass([] { return std::make_unique<FuseElementwiseKeepContractionsPass>(); });
   registerPass([] { return createExpandDynamicReshapesPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(

@@ -24,6 +24,11 @@ std::unique_ptr<mlir::Pass> createLowerMdlToLinalgPass();
 /// to `modelc_sgemm` (C += A * B), which the JIT binds to OpenBLAS.
 std::unique_ptr<mlir::Pass> createMatmulToBlasPass();
 
+/// `mdl-conv-to-runtime`: replaces f32 `linalg.conv_2d_nchw_fchw` and
+/// `linalg.conv_2d_ngchw_gfchw` on buffers with calls to `modelc_conv2d`
+/// (output += conv), which the JIT binds to oneDNN.
+std::unique_ptr<mlir::Pass> createConvToRuntimePass();
+
 /// `mdl-expand-dynamic-reshapes`: rewrites each memref.expand_shape with more
 /// than one dynamic dim in a reassociation group (which MLIR 22's
 /// expand-strided-metadata crashes on) to memref.reinterpret_cast.
@@ -33,8 +38,14 @@ std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
 
+/// Name of the runtime function the conv pass calls; its C entry point is
+/// `_mlir_ciface_modelc_conv2d(UnrankedMemRefType<float> *input, *weight,
+/// *output, int64_t strideH, strideW, padH, padW, dilationH, dilationW)`.
+inline constexpr const char *kConv2dFunction = "modelc_conv2d";
+
 struct CpuPipelineOptions {
-  /// Call OpenBLAS for f32 matmul instead of generating loops.
+  /// Call the runtime's library code (oneDNN, else OpenBLAS) for f32 matmul
+  /// and conv instead of generating loops.
   bool useBlas = true;
 };
 

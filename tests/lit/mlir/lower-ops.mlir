@@ -1,6 +1,9 @@
 // Every mdl op lowers: to linalg/tensor/arith/math, and on to the LLVM dialect.
 // RUN: %modelc-opt %s --mdl-to-linalg | FileCheck %s
 // RUN: %modelc-opt %s --mdl-lower-cpu | FileCheck %s --check-prefix=LLVM
+// RUN: %modelc-opt %s --mdl-lower-cpu | FileCheck %s --check-prefix=CONV-CALLS
+// Without the runtime (--no-blas), convs become loops: no call remains.
+// RUN: %modelc-opt %s --mdl-lower-cpu=use-blas=false | FileCheck %s --check-prefix=LOOPS
 
 // LLVM-NOT: mdl.
 // LLVM-NOT: linalg.
@@ -11,11 +14,13 @@
 // LLVM: llvm.func @conv_pool
 // LLVM: llvm.func @indexing_and_losses
 // LLVM: llvm.func @creation
-
-// Indexing maps print first: im2col patches of the plain conv, and the input
-// of the grouped (2 groups) conv.
-// CHECK-DAG: #[[PATCHES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
-// CHECK-DAG: #[[GROUP_IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 4) * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
+// Both convs (plain and grouped) call the runtime with stride, padding (in
+// the input already: 0) and dilation.
+// CONV-CALLS-COUNT-2: llvm.call @modelc_conv2d({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
+// CONV-CALLS-NOT: llvm.call @modelc_conv2d
+// LOOPS-NOT: modelc_conv2d
+// LOOPS: llvm.func @conv_pool
+// LOOPS-NOT: modelc_conv2d
 
 // CHECK-LABEL: func.func @elementwise
 // CHECK-NOT: mdl.
@@ -107,12 +112,11 @@ func.func @shapes(%a: tensor<?x4x6xf32>, %b: tensor<?x2x6xf32>)
 
 // CHECK-LABEL: func.func @conv_pool
 // CHECK: tensor.pad
-// CHECK: linalg.generic {indexing_maps = [#[[PATCHES]]
-// CHECK: tensor.collapse_shape {{.*}} {{\[}}[0, 1, 2], [3, 4, 5]]
-// The weight is read in place as the transposed operand: no transpose copy.
-// CHECK-NOT: linalg.transpose
-// CHECK: linalg.matmul
-// CHECK: linalg.generic {indexing_maps = [#[[GROUP_IN]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %arg1 : tensor<?x4x36x36xf32>, tensor<8x4x5x5xf32>)
+// The grouped conv runs over [N, G, C/G, H, W] views (2 groups).
+// CHECK: tensor.expand_shape %arg3 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 4, 2, 3, 3]
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins({{.*}} : tensor<?x2x2x32x32xf32>, tensor<2x4x2x3x3xf32>) outs({{.*}} : tensor<?x2x4x15x15xf32>)
+// CHECK: tensor.collapse_shape {{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<?x2x4x15x15xf32> into tensor<?x8x15x15xf32>
 // CHECK: arith.maximumf
 // CHECK: arith.divf
 func.func @conv_pool(%x: tensor<?x4x32x32xf32>, %w: tensor<8x4x5x5xf32>, %b: tensor<8xf32>, %gw: tensor<8x2x3x3xf32>)

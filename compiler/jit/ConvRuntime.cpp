@@ -1,0 +1,285 @@
+//===- ConvRuntime.cpp - output += conv2d(input, weight) through oneDNN ---===//
+
+#include "jit/ConvRuntime.h"
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#if MODELC_HAVE_DNNL
+#include <cstdlib>
+#include <dnnl.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#endif
+
+namespace {
+
+/// One operand seen as rank 5 (N/G, G/O, C, H, W for the input; G, O, C, KH,
+/// KW for the weight; N, G, O, OH, OW for the output): an ungrouped rank-4
+/// operand gets a unit group dim.
+struct View5 {
+  float *data;
+  std::array<int64_t, 5> sizes, strides;
+};
+
+View5 asRank5(const UnrankedMemRefType<float> &memref, int groupDim) {
+  auto *words = static_cast<int64_t *>(memref.descriptor);
+  int64_t rank = memref.rank;
+  auto *base = reinterpret_cast<float *>(words[1]);
+  const int64_t *sizes = words + 3, *strides = words + 3 + rank;
+  View5 view{base + words[2], {}, {}};
+  for (int64_t d = 0, from = 0; d < 5; ++d) {
+    if (rank == 4 && d == groupDim) {
+      view.sizes[d] = 1;
+      view.strides[d] = 0;
+      continue;
+    }
+    view.sizes[d] = sizes[from];
+    view.strides[d] = strides[from];
+    ++from;
+  }
+  return view;
+}
+
+struct ConvParams {
+  int64_t stride[2], pad[2], dilation[2];
+};
+
+/// The plain definition, for operands oneDNN cannot take (or no oneDNN).
+void convLoop(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
+  int64_t batch = in.sizes[0], groups = in.sizes[1], channels = in.sizes[2], height = in.sizes[3],
+          width = in.sizes[4], outPerGroup = w.sizes[1], kh = w.sizes[3], kw = w.sizes[4],
+          oh = out.sizes[3], ow = out.sizes[4];
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t o = 0; o < outPerGroup; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            float sum = 0;
+            for (int64_t c = 0; c < channels; ++c)
+              for (int64_t i = 0; i < kh; ++i) {
+                int64_t iy = y * p.stride[0] - p.pad[0] + i * p.dilation[0];
+                if (iy < 0 || iy >= height)
+                  continue;
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t ix = x * p.stride[1] - p.pad[1] + j * p.dilation[1];
+                  if (ix < 0 || ix >= width)
+                    continue;
+                  sum += in.data[n * in.strides[0] + g * in.strides[1] + c * in.strides[2] +
+                                 iy * in.strides[3] + ix * in.strides[4]] *
+                         w.data[g * w.strides[0] + o * w.strides[1] + c * w.strides[2] +
+                                i * w.strides[3] + j * w.strides[4]];
+                }
+              }
+            out.data[n * out.strides[0] + g * out.strides[1] + o * out.strides[2] +
+                     y * out.strides[3] + x * out.strides[4]] += sum;
+          }
+}
+
+#if MODELC_HAVE_DNNL
+
+/// One operand as the caller holds it (`user`) and as the primitive reads
+/// it (`inner`); when they differ a reorder converts, into a per-thread
+/// buffer.
+struct Operand {
+  dnnl::memory::desc user, inner;
+  std::unique_ptr<dnnl::reorder> toInner, toUser;
+
+  bool reordered() const { return user != inner; }
+};
+
+/// A convolution primitive for one shape, set of strides and parameters;
+/// null when oneDNN declined it (the loop runs instead).
+struct CachedConv {
+  std::unique_ptr<dnnl::convolution_forward> primitive;
+  Operand src, weights, dst;
+  size_t scratchpadBytes = 0;
+};
+
+dnnl::engine &cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/// The group and channel dims merged (oneDNN's NCHW has one channel dim);
+/// false when their strides do not allow it.
+bool mergeChannels(const View5 &view, dnnl::memory::dims &sizes, dnnl::memory::dims &strides) {
+  if (view.sizes[1] != 1 && view.strides[1] != view.sizes[2] * view.strides[2])
+    return false;
+  sizes = {view.sizes[0], view.sizes[1] * view.sizes[2], view.sizes[3], view.sizes[4]};
+  strides = {view.strides[0], view.strides[2], view.strides[3], view.strides[4]};
+  return true;
+}
+
+/// Reorders between the caller's layout and the primitive's, if they differ.
+void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copyBack) {
+  operand.inner = inner;
+  if (!operand.reordered())
+    return;
+  dnnl::engine &engine = cpuEngine();
+  operand.toInner = std::make_unique<dnnl::reorder>(
+      dnnl::reorder::primitive_desc(engine, operand.user, engine, inner));
+  if (copyBack)
+    operand.toUser = std::make_unique<dnnl::reorder>(
+        dnnl::reorder::primitive_desc(engine, inner, engine, operand.user));
+}
+
+std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const View5 &out,
+                                       const ConvParams &p) {
+  using dnnl::memory;
+  auto entry = std::make_unique<CachedConv>();
+  memory::dims srcSizes, srcStrides, dstSizes, dstStrides;
+  if (!mergeChannels(in, srcSizes, srcStrides) || !mergeChannels(out, dstSizes, dstStrides))
+    return entry;
+  bool grouped = in.sizes[1] != 1;
+  memory::dims wSizes(w.sizes.begin(), w.sizes.end()), wStrides(w.strides.begin(), w.strides.end());
+  if (!grouped) {
+    wSizes.erase(wSizes.begin());
+    wStrides.erase(wStrides.begin());
+  }
+  // oneDNN counts dilation from 0 (1 = one gap).
+  memory::dims strides = {p.stride[0], p.stride[1]}, pads = {p.pad[0], p.pad[1]},
+               dilations = {p.dilation[0] - 1, p.dilation[1] - 1};
+  try {
+    entry->src.user = memory::desc(srcSizes, memory::data_type::f32, srcStrides);
+    entry->weights.user = memory::desc(wSizes, memory::data_type::f32, wStrides);
+    entry->dst.user = memory::desc(dstSizes, memory::data_type::f32, dstStrides);
+    // Layouts (measured, docs/performance.md): with several input channels
+    // per group, oneDNN's own blocked layouts plus reorders on every call
+    // beat the plain ones 2-4x (LeNet's conv2); with one or two (LeNet's
+    // conv1) the blocked input would be mostly channel padding, and the
+    // operands are read in place.
+    bool blocked = in.sizes[2] >= 4;
+    auto any = [](const memory::desc &plain) {
+      return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
+    };
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        blocked ? any(entry->src.user) : entry->src.user,
+        blocked ? any(entry->weights.user) : entry->weights.user,
+        blocked ? any(entry->dst.user) : entry->dst.user, strides, dilations, pads, pads);
+    // The output accumulates (it holds the bias or zeros), as linalg's conv.
+    dnnl::post_ops accumulate;
+    accumulate.append_sum(1.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(accumulate);
+    // Each call brings its own scratchpad: concurrent calls share nothing.
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+    prepareOperand(entry->src, pd.src_desc(), false);
+    prepareOperand(entry->weights, pd.weights_desc(), false);
+    prepareOperand(entry->dst, pd.dst_desc(), true);
+    entry->scratchpadBytes = pd.scratchpad_desc().get_size();
+    entry->primitive = std::make_unique<dnnl::convolution_forward>(pd);
+  } catch (const dnnl::error &) {
+    entry->primitive.reset();
+  }
+  return entry;
+}
+
+/// Shapes, strides and parameters of one call: the primitive cache's key.
+std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
+                              const ConvParams &p) {
+  std::vector<int64_t> key;
+  for (const View5 *view : {&in, &w, &out}) {
+    key.insert(key.end(), view->sizes.begin(), view->sizes.end());
+    key.insert(key.end(), view->strides.begin(), view->strides.end());
+  }
+  key.insert(key.end(),
+             {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1]});
+  return key;
+}
+
+const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out,
+                             const ConvParams &p) {
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, std::unique_ptr<CachedConv>> cache;
+  std::vector<int64_t> key = cacheKey(in, w, out, p);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &slot = cache[key];
+  if (!slot)
+    slot = createConv(in, w, out, p);
+  return *slot; // entries are never erased, so the reference stays valid
+}
+
+/// A 64-byte aligned buffer per thread and role, grown on demand: calls on
+/// one thread run one after another, so they can share it.
+class ThreadBuffer {
+public:
+  ~ThreadBuffer() { std::free(data); }
+  void *get(size_t bytes) {
+    if (bytes > capacity) {
+      std::free(data);
+      capacity = (bytes + 63) / 64 * 64;
+      data = std::aligned_alloc(64, capacity);
+    }
+    return data;
+  }
+
+private:
+  void *data = nullptr;
+  size_t capacity = 0;
+};
+
+bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
+  const CachedConv &conv = lookupConv(in, w, out, p);
+  if (!conv.primitive)
+    return false;
+  thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer, scratchpadBuffer;
+  dnnl::engine &engine = cpuEngine();
+  thread_local dnnl::stream stream(engine);
+  using dnnl::memory;
+  // The caller's buffer, or its copy in the primitive's layout.
+  auto operand = [&](const Operand &o, float *data, ThreadBuffer &buffer) {
+    memory user(o.user, engine, data);
+    if (!o.reordered())
+      return std::pair{user, user};
+    memory inner(o.inner, engine, buffer.get(o.inner.get_size()));
+    return std::pair{user, inner};
+  };
+  auto [srcUser, src] = operand(conv.src, in.data, srcBuffer);
+  auto [weightsUser, weights] = operand(conv.weights, w.data, weightsBuffer);
+  auto [dstUser, dst] = operand(conv.dst, out.data, dstBuffer);
+  if (conv.src.toInner)
+    conv.src.toInner->execute(stream, srcUser, src);
+  if (conv.weights.toInner)
+    conv.weights.toInner->execute(stream, weightsUser, weights);
+  if (conv.dst.toInner)
+    conv.dst.toInner->execute(stream, dstUser, dst);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (conv.scratchpadBytes > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(memory::desc({static_cast<memory::dim>(conv.scratchpadBytes)},
+                                     memory::data_type::u8, memory::format_tag::a),
+                        engine, scratchpadBuffer.get(conv.scratchpadBytes)));
+  conv.primitive->execute(stream, args);
+  if (conv.dst.toUser)
+    conv.dst.toUser->execute(stream, dst, dstUser);
+  stream.wait();
+  return true;
+}
+
+#endif
+
+} // namespace
+
+extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
+                                     UnrankedMemRefType<float> *weight,
+                                     UnrankedMemRefType<float> *output, int64_t strideH,
+                                     int64_t strideW, int64_t padH, int64_t padW, int64_t dilationH,
+                                     int64_t dilationW) {
+  View5 in = asRank5(*input, 1), w = asRank5(*weight, 0), out = asRank5(*output, 1);
+  for (int64_t size : out.sizes)
+    if (size == 0)
+      return;
+  ConvParams params{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}};
+#if MODELC_HAVE_DNNL
+  if (in.sizes[2] != 0 && runConv(in, w, out, params))
+    return;
+#endif
+  convLoop(in, w, out, params);
+}

@@ -1,0 +1,199 @@
+//===- ConvRuntimeTest.cpp - modelc_conv2d against a direct convolution ---===//
+//
+// Calls the runtime entry point compiled convs use (oneDNN when built with
+// it) with descriptors built here, and compares with a convolution computed
+// in the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "jit/ConvRuntime.h"
+
+#include "JitTestUtils.h"
+
+#include <array>
+#include <thread>
+
+using namespace modelc::jit;
+using namespace modelc::jit::test;
+
+namespace {
+
+struct ConvCase {
+  int64_t batch, groups, inPerGroup, height, width, outPerGroup, kh, kw;
+  int64_t stride[2], pad[2], dilation[2];
+
+  int64_t channels() const { return groups * inPerGroup; }
+  int64_t outChannels() const { return groups * outPerGroup; }
+  int64_t outExtent(int d, int64_t in, int64_t k) const {
+    return (in + 2 * pad[d] - dilation[d] * (k - 1) - 1) / stride[d] + 1;
+  }
+  int64_t outHeight() const { return outExtent(0, height, kh); }
+  int64_t outWidth() const { return outExtent(1, width, kw); }
+};
+
+/// y[n, o, i, j] = init[n, o, i, j] + sum over the group's input channels and
+/// the window, zero outside the input. All arrays contiguous NCHW / OIHW.
+std::vector<float> directConv(const ConvCase &cc, const std::vector<float> &x,
+                              const std::vector<float> &w, std::vector<float> y) {
+  int64_t oh = cc.outHeight(), ow = cc.outWidth();
+  for (int64_t n = 0; n < cc.batch; ++n)
+    for (int64_t o = 0; o < cc.outChannels(); ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = 0;
+          int64_t group = o / cc.outPerGroup;
+          for (int64_t c = 0; c < cc.inPerGroup; ++c)
+            for (int64_t a = 0; a < cc.kh; ++a)
+              for (int64_t b = 0; b < cc.kw; ++b) {
+                int64_t ih = i * cc.stride[0] - cc.pad[0] + a * cc.dilation[0];
+                int64_t iw = j * cc.stride[1] - cc.pad[1] + b * cc.dilation[1];
+                if (ih < 0 || ih >= cc.height || iw < 0 || iw >= cc.width)
+                  continue;
+                int64_t ic = group * cc.inPerGroup + c;
+                acc += double(x[((n * cc.channels() + ic) * cc.height + ih) * cc.width + iw]) *
+                       w[((o * cc.inPerGroup + c) * cc.kh + a) * cc.kw + b];
+              }
+          y[((n * cc.outChannels() + o) * oh + i) * ow + j] += float(acc);
+        }
+  return y;
+}
+
+template <int Rank> UnrankedMemRefType<float> unranked(OwnedMemRef<float, Rank> &m) {
+  return {Rank, m.get()};
+}
+
+/// Calls the runtime entry point as compiled code does.
+template <int Rank>
+void callConv(OwnedMemRef<float, Rank> &in, OwnedMemRef<float, Rank> &w,
+              OwnedMemRef<float, Rank> &out, const ConvCase &cc) {
+  auto inU = unranked(in), wU = unranked(w), outU = unranked(out);
+  modelc_conv2d_ciface(&inU, &wU, &outU, cc.stride[0], cc.stride[1], cc.pad[0], cc.pad[1],
+                       cc.dilation[0], cc.dilation[1]);
+}
+
+/// Runs the runtime on contiguous operands (rank 4, or rank 5 when grouped)
+/// with `init` in the output, and compares with directConv.
+void checkConv(const ConvCase &cc, bool withInit, float tolerance = 1e-4f) {
+  int64_t oh = cc.outHeight(), ow = cc.outWidth();
+  // Grouped operands are rank 5: [N, G, C/G, H, W], [G, O/G, C/G, KH, KW].
+  OwnedMemRef<float, 5> x({cc.batch, cc.groups, cc.inPerGroup, cc.height, cc.width}),
+      w({cc.groups, cc.outPerGroup, cc.inPerGroup, cc.kh, cc.kw}),
+      y({cc.batch, cc.groups, cc.outPerGroup, oh, ow});
+  fillRandom(x.values(), 1);
+  fillRandom(w.values(), 2);
+  if (withInit)
+    fillRandom(y.values(), 3); // a bias broadcast in compiled code; anything here
+  std::vector<float> expected = directConv(cc, x.values(), w.values(), y.values());
+  if (cc.groups != 1) {
+    callConv(x, w, y, cc);
+  } else {
+    // One group: the same data as rank 4.
+    OwnedMemRef<float, 4> x4({cc.batch, cc.channels(), cc.height, cc.width}),
+        w4({cc.outChannels(), cc.inPerGroup, cc.kh, cc.kw}),
+        y4({cc.batch, cc.outChannels(), oh, ow});
+    x4.values() = x.values();
+    w4.values() = w.values();
+    y4.values() = y.values();
+    callConv(x4, w4, y4, cc);
+    y.values() = y4.values();
+  }
+  expectNear(y.values(), expected, tolerance);
+}
+
+TEST(ConvRuntimeTest, PlainUnitStride) {
+  checkConv({2, 1, 3, 8, 8, 4, 3, 3, {1, 1}, {0, 0}, {1, 1}}, false);
+}
+
+TEST(ConvRuntimeTest, AccumulatesIntoTheOutput) {
+  checkConv({2, 1, 3, 8, 8, 4, 3, 3, {1, 1}, {0, 0}, {1, 1}}, true);
+}
+
+TEST(ConvRuntimeTest, PaddedStridedOddSizes) {
+  checkConv({3, 1, 5, 11, 7, 7, 3, 5, {2, 3}, {1, 2}, {1, 1}}, true);
+}
+
+TEST(ConvRuntimeTest, Dilated) {
+  checkConv({1, 1, 2, 13, 9, 3, 3, 3, {1, 1}, {2, 1}, {2, 3}}, true);
+}
+
+TEST(ConvRuntimeTest, Grouped) {
+  checkConv({2, 3, 2, 9, 9, 4, 3, 3, {1, 1}, {1, 1}, {1, 1}}, true);
+}
+
+TEST(ConvRuntimeTest, DepthwiseStridedDilated) {
+  checkConv({2, 8, 1, 10, 12, 1, 3, 3, {2, 2}, {2, 2}, {2, 2}}, false);
+}
+
+TEST(ConvRuntimeTest, LeNetShapesAtBatch64) {
+  checkConv({64, 1, 1, 32, 32, 6, 5, 5, {1, 1}, {0, 0}, {1, 1}}, true);
+  checkConv({64, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}}, true);
+}
+
+// An input that is a view (every other channel of a larger buffer): the
+// runtime must honour its strides.
+TEST(ConvRuntimeTest, StridedInputView) {
+  ConvCase cc{2, 1, 3, 6, 6, 2, 3, 3, {1, 1}, {1, 1}, {1, 1}};
+  OwnedMemRef<float, 4> wide({2, 6, 6, 6}), w({2, 3, 3, 3}), y({2, 2, 6, 6});
+  fillRandom(wide.values(), 4);
+  fillRandom(w.values(), 5);
+  std::vector<float> x(2 * 3 * 36);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t i = 0; i < 36; ++i)
+        x[(n * 3 + c) * 36 + i] = wide[(n * 6 + 2 * c) * 36 + i];
+  std::vector<float> expected = directConv(cc, x, w.values(), y.values());
+  wide.get()->sizes[1] = 3;
+  wide.get()->strides[1] = 2 * 36;
+  callConv(wide, w, y, cc);
+  expectNear(y.values(), expected, 1e-4f);
+}
+
+// Overlapping strides (a broadcast input, stride 0 over the batch) are
+// rejected by oneDNN; the runtime must fall back to its loop.
+TEST(ConvRuntimeTest, BroadcastInputFallsBackToTheLoop) {
+  ConvCase cc{3, 1, 2, 5, 5, 2, 3, 3, {1, 1}, {0, 0}, {1, 1}};
+  OwnedMemRef<float, 4> one({1, 2, 5, 5}), w({2, 2, 3, 3}), y({3, 2, 3, 3});
+  fillRandom(one.values(), 7);
+  fillRandom(w.values(), 8);
+  std::vector<float> x;
+  for (int64_t n = 0; n < 3; ++n)
+    x.insert(x.end(), one.values().begin(), one.values().end());
+  std::vector<float> expected = directConv(cc, x, w.values(), y.values());
+  one.get()->sizes[0] = 3;
+  one.get()->strides[0] = 0;
+  callConv(one, w, y, cc);
+  expectNear(y.values(), expected, 1e-4f);
+}
+
+// Compiled models are called from several threads at once (the embedding
+// API allows it): the cached primitive must give each call its own result.
+TEST(ConvRuntimeTest, ConcurrentCallsAgree) {
+  ConvCase cc{4, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}};
+  std::vector<float> w(16 * 6 * 25);
+  fillRandom(w, 6);
+  constexpr int kThreads = 8;
+  std::vector<std::vector<float>> inputs(kThreads), outputs(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    inputs[t].resize(4 * 6 * 14 * 14);
+    fillRandom(inputs[t], 100 + t);
+    outputs[t].assign(4 * 16 * 10 * 10, 0.0f);
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      OwnedMemRef<float, 4> in({4, 6, 14, 14}), wt({16, 6, 5, 5}), out({4, 16, 10, 10});
+      in.values() = inputs[t];
+      wt.values() = w;
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        std::fill(out.values().begin(), out.values().end(), 0.0f);
+        callConv(in, wt, out, cc);
+      }
+      outputs[t] = out.values();
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    expectNear(outputs[t], directConv(cc, inputs[t], w, std::vector<float>(4 * 16 * 100)), 1e-4f);
+}
+
+} // namespace
