@@ -9,6 +9,8 @@
 #include <vector>
 
 #if MODELC_HAVE_DNNL
+#include "jit/RuntimeThreads.h"
+
 #include <dnnl.h>
 #endif
 #if MODELC_HAVE_CBLAS
@@ -91,6 +93,8 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
 #if MODELC_HAVE_DNNL
     // oneDNN picks its kernels by cpuid features (AVX-512 here), also for a
     // single row: no sgemv special case needed.
+    modelc::jit::SerialScope serial(double(m) * double(n) * double(k) <
+                                    modelc::jit::kParallelMinMacs);
     if (dnnl_sgemm(av.transposed ? 'T' : 'N', bv.transposed ? 'T' : 'N', m, n, k, 1.0f, aData,
                    av.ld, bData, bv.ld, 1.0f, cData, cv.ld) == dnnl_success)
       return;

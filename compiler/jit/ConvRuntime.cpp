@@ -7,6 +7,8 @@
 #include <vector>
 
 #if MODELC_HAVE_DNNL
+#include "jit/RuntimeThreads.h"
+
 #include <cstdlib>
 #include <dnnl.hpp>
 #include <map>
@@ -225,6 +227,14 @@ private:
 };
 
 bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
+  // The same decision when the primitive is created (it may size its work
+  // split then) and run.
+  double macs = 1;
+  for (int64_t size : out.sizes)
+    macs *= double(size);
+  for (int d = 2; d < 5; ++d)
+    macs *= double(w.sizes[d]);
+  modelc::jit::SerialScope serial(macs < modelc::jit::kParallelMinMacs);
   const CachedConv &conv = lookupConv(in, w, out, p);
   if (!conv.primitive)
     return false;
