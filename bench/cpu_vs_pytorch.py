@@ -10,9 +10,14 @@ Blocks of forwards run interleaved modelc / eager / TorchScript, rotating the
 order every round, so that load from the rest of the machine hits all three
 alike. Times are per forward: median and min over every timed forward.
 
-Both sides use the same OpenBLAS (the OpenMP build) with the environment that
+PyTorch uses OpenBLAS (the OpenMP build) with the environment that
 docs/performance.md and ../shared/notes/peers.md describe; the script re-runs
-itself with it. Never use that environment in tests.
+itself with it. Never use that environment in tests. modelc calls oneDNN.
+
+--skylakex-peer adds a column: eager in a second process with
+OPENBLAS_CORETYPE=SkylakeX (OpenBLAS's AVX-512 kernels; this VM's CPU is
+otherwise detected as Prescott). Informational: the targets use the peer
+that peers.md defines.
 """
 
 import argparse
@@ -146,6 +151,39 @@ class ModelcProcess:
         self.proc.wait()
 
 
+class SkylakeXEagerProcess:
+    """Eager PyTorch in a child with OPENBLAS_CORETYPE=SkylakeX, same protocol."""
+
+    def __init__(self, name, input_path, threads):
+        env = dict(os.environ)
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve-eager",
+             "%s,%s,%d" % (name, input_path, threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the SkylakeX eager peer did not start")
+
+    time = ModelcProcess.time
+    close = ModelcProcess.close
+
+
+def serve_eager(spec):
+    """The child side of SkylakeXEagerProcess: times eager on request."""
+    name, input_path, threads = spec.split(",")
+    torch.set_num_threads(int(threads))
+    torch.manual_seed(0)
+    module = MODELS[name][3]().eval()
+    x = torch.from_numpy(np.load(input_path))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if words[0] == "quit":
+            return
+        times = time_torch(module, x, int(words[1]))
+        print(" ".join("%d" % (t * 1000) for t in times), flush=True)
+
+
 def time_torch(fn, x, count):
     times = []
     with torch.inference_mode():
@@ -206,6 +244,10 @@ def bench_config(opts, work, name, batch, threads, compile_ms):
         "eager": lambda n: time_torch(eager, x, n),
         "script": lambda n: time_torch(script, x, n),
     }
+    skylakex = None
+    if opts.skylakex_peer:
+        skylakex = SkylakeXEagerProcess(name, input_path, threads)
+        sides["eager_skx"] = lambda n: skylakex.time(n)
     # Warm up every side and size blocks to ~opts.block_ms of work.
     per_call = {}
     for side, run in sides.items():
@@ -214,11 +256,13 @@ def bench_config(opts, work, name, batch, threads, compile_ms):
     samples = {side: [] for side in sides}
     order = list(sides)
     for r in range(opts.rounds):
-        for side in order[r % 3:] + order[:r % 3]:
+        for side in order[r % len(order):] + order[:r % len(order)]:
             count = max(3, int(opts.block_ms * 1000 / per_call[side]))
             samples[side] += sides[side](count)
             time.sleep(0.01)  # let spinning BLAS/OpenMP workers park
     modelc.close()
+    if skylakex:
+        skylakex.close()
     row = {"model": name, "batch": batch, "threads": threads, "err": err}
     for side in sides:
         row[side] = (median(samples[side]), min(samples[side]))
@@ -245,7 +289,13 @@ def main():
     parser.add_argument("--work", default="/tmp/modelc-bench", help="weights, inputs, outputs")
     parser.add_argument("--no-blas", action="store_true", help="modelc without OpenBLAS")
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--skylakex-peer", action="store_true",
+                        help="add eager with OPENBLAS_CORETYPE=SkylakeX (informational)")
+    parser.add_argument("--serve-eager", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if opts.serve_eager:
+        serve_eager(opts.serve_eager)
+        return
     opts.modelc_bench = os.path.join(opts.build, "bin", "modelc-bench")
     opts.gemm_bench = os.path.join(opts.build, "bin", "modelc-gemm-bench")
     os.makedirs(opts.work, exist_ok=True)
@@ -256,17 +306,23 @@ def main():
     rows, compile_ms = [], {}
     header = ("| model | batch | thr | modelc med / min µs | eager med / min µs "
               "| script med / min µs | eager/modelc | script/modelc |")
+    if opts.skylakex_peer:
+        header += " eager SkylakeX med / min µs | eager SkylakeX/modelc |"
     print(header)
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---" * header.count(" | ") + "|---|")
     for name in opts.models.split(","):
         for batch in [int(b) for b in opts.batches.split(",")]:
             for threads in [int(t) for t in opts.threads.split(",")]:
                 row = bench_config(opts, opts.work, name, batch, threads, compile_ms)
                 rows.append(row)
                 m, e, s = row["modelc"], row["eager"], row["script"]
-                print("| %s | %d | %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f |"
-                      % (name, batch, threads, m[0], m[1], e[0], e[1], s[0], s[1],
-                         e[0] / m[0], s[0] / m[0]), flush=True)
+                line = ("| %s | %d | %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f |"
+                        % (name, batch, threads, m[0], m[1], e[0], e[1], s[0], s[1],
+                           e[0] / m[0], s[0] / m[0]))
+                if "eager_skx" in row:
+                    k = row["eager_skx"]
+                    line += " %.1f / %.1f | %.2f |" % (k[0], k[1], k[0] / m[0])
+                print(line, flush=True)
     print()
     for name, ms in compile_ms.items():
         print("cold compile (parse+check+lower+JIT), %s: %.0f ms" % (name, ms))
