@@ -15,8 +15,10 @@
 
 namespace modelc::jit {
 
-/// Below this many multiply-adds a library call runs on one thread.
-inline constexpr double kParallelMinMacs = 4.0 * 1024 * 1024;
+/// Below this many multiply-adds (~100-200 µs on one AVX-512 core) a
+/// library call runs on one thread: the most a second thread could save is
+/// less than one stall on a descheduled worker costs (docs/performance.md).
+inline constexpr double kParallelMinMacs = 16.0 * 1024 * 1024;
 
 /// Limits OpenMP to the calling thread for its lifetime when `serial`.
 class SerialScope {
