@@ -14,6 +14,8 @@ using llvm::isa;
 Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> definition,
                       llvm::StringRef name, llvm::StringRef doc) {
   value.expr = &expr;
+  if (fn_ && fn_->model && value.type.isTensor())
+    value.type = withExactQuotients(*fn_->model, std::move(value.type));
   ExprInfo &info = program_.infoFor(&expr);
   info.type = value.type;
   info.origin = value.origin;

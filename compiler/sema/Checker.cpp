@@ -155,6 +155,25 @@ std::optional<Device> Checker::deviceFromExpr(ModelInfo &model, const ast::Devic
   return std::nullopt;
 }
 
+Type Checker::withExactQuotients(const ModelInfo &model, Type type) {
+  // Every instantiation makes these divisions exact (E0409), so the floor of
+  // the same quotient (a conv's (img - patch) / patch + 1) is that size.
+  if (model.exactDivisions.empty())
+    return type;
+  auto exact = [&](AtomId a) -> std::optional<Dim> {
+    std::optional<std::pair<Dim, Dim>> parts = floorQuotientParts(a);
+    if (!parts)
+      return std::nullopt;
+    for (const ExactDivision &e : model.exactDivisions)
+      if (e.numerator == parts->first && e.divisor == parts->second)
+        return e.numerator.exactQuotient(e.divisor);
+    return std::nullopt;
+  };
+  for (Dim &d : type.shape.dims)
+    d = d.substitute(exact);
+  return type;
+}
+
 Dim Checker::divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range range) {
   // Over value params only, with a symbolic divisor: an exact division
   // (`embed_dim / num_heads`), checked when the model is instantiated.

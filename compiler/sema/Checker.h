@@ -70,6 +70,9 @@ public:
   };
 
   Value checkExpr(const ast::Expr &expr);
+  /// `type` with the floor quotients that `model` requires exact
+  /// (`img / patch` in a state type) written as those exact quotients.
+  static Type withExactQuotients(const ModelInfo &model, Type type);
   Value record(const ast::Expr &expr, Value value, std::optional<Range> definition = {},
                llvm::StringRef name = {}, llvm::StringRef doc = {});
   Value errorValue(const ast::Expr *expr = nullptr) {

@@ -319,6 +319,13 @@ Dim Dim::exactQuotient(Dim divisor) const {
   return atom(internAtom(name, &info, "\x01" + name));
 }
 
+std::optional<std::pair<Dim, Dim>> modelc::sema::floorQuotientParts(AtomId atom) {
+  const AtomInfo &info = atomInfo(atom);
+  if (!info.isQuotient)
+    return std::nullopt;
+  return std::make_pair(info.numerator, info.divisor);
+}
+
 std::optional<std::pair<Dim, Dim>> modelc::sema::exactQuotientParts(AtomId atom) {
   const AtomInfo &info = atomInfo(atom);
   if (!info.isExact)

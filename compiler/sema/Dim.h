@@ -104,6 +104,9 @@ llvm::StringRef atomName(AtomId atom);
 /// The numerator and divisor of an exact-quotient atom
 /// (Dim::exactQuotient); nullopt for any other atom.
 std::optional<std::pair<Dim, Dim>> exactQuotientParts(AtomId atom);
+/// The numerator and divisor of a floor-quotient atom (Dim::floorDiv);
+/// nullopt for any other atom.
+std::optional<std::pair<Dim, Dim>> floorQuotientParts(AtomId atom);
 /// The atom of a symbol name, interning it.
 AtomId internSymbol(llvm::StringRef name);
 

@@ -304,7 +304,8 @@ def scalar(t):
 
 
 ENTRY_FNS = ("mv", "vm", "dot", "bmv", "vbm", "unbatched", "scale", "pick", "head", "gate",
-             "packed", "helpers", "conv_chw", "pool_chw", "patches")
+             "packed", "helpers", "conv_chw", "pool_chw", "patches",
+             "positioned")
 
 
 def compute_entry(fn, x, a):
@@ -350,6 +351,11 @@ def compute_entry(fn, x, a):
         n, c, h, w = y.shape
         return T([n, h * w, c], [y.at(i, ch, q // w, q % w) for i in range(n) for q in range(h * w)
                                  for ch in range(c)])
+    if fn == "positioned":  # patches + pos_embed [1, P, C]
+        y = compute_entry("patches", x, a[:3])
+        pos = a[3]
+        n, p, c = y.shape
+        return T(y.shape, [y.at(i, q, ch) + pos.at(0, q, ch) for i, q, ch in indices([n, p, c])])
     if fn == "helpers":  # x / sqrt(n) + B
         b, n = x.shape
         return ew(x, lambda p: p / math.sqrt(n) + b)
