@@ -249,6 +249,22 @@ Dim Dim::floorDiv(int64_t divisor) const {
   return floorDiv(constant(divisor));
 }
 
+/// The text of a quotient atom: `n/d`, parenthesised where an operand is
+/// not a single atom (`(a + b)/(c * d)`); constants need no parentheses.
+static std::string quotientName(Dim numerator, Dim divisor) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  if (numerator.asAtom())
+    os << numerator;
+  else
+    os << "(" << numerator << ")";
+  if (divisor.asConstant() || divisor.asAtom())
+    os << "/" << divisor;
+  else
+    os << "/(" << divisor << ")";
+  return name;
+}
+
 Dim Dim::floorDiv(Dim divisor) const {
   std::optional<int64_t> d = divisor.asConstant();
   if (d && (*d == 0 || *d == 1))
@@ -276,16 +292,7 @@ Dim Dim::floorDiv(Dim divisor) const {
     if (!whole.terms().empty() && !rest.terms().empty())
       return whole + rest.floorDiv(divisor);
   }
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  if (asAtom())
-    os << *this;
-  else
-    os << "(" << *this << ")";
-  if (d || divisor.asAtom())
-    os << "/" << divisor;
-  else
-    os << "/(" << divisor << ")";
+  std::string name = quotientName(*this, divisor);
   AtomInfo info;
   info.isQuotient = true;
   info.numerator = *this;
@@ -301,16 +308,7 @@ Dim Dim::exactQuotient(Dim divisor) const {
     return constant(floorDivide(*c, *d));
   if (std::optional<Dim> q = exactDiv(divisor))
     return *q;
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  if (asAtom())
-    os << *this;
-  else
-    os << "(" << *this << ")";
-  if (d || divisor.asAtom())
-    os << "/" << divisor;
-  else
-    os << "/(" << divisor << ")";
+  std::string name = quotientName(*this, divisor);
   AtomInfo info;
   info.isExact = true;
   info.numerator = *this;
