@@ -6,6 +6,8 @@
 
 #include "cudaexec/PlanExecutor.h"
 
+#include "runtime/InputCheck.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -101,12 +103,6 @@ struct Descriptor {
     words.append(strides.begin(), strides.end());
   }
 };
-
-std::string shapeString(llvm::ArrayRef<int64_t> shape) {
-  return "[" +
-         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") +
-         "]";
-}
 
 llvm::Error mismatch(llvm::StringRef code, const llvm::Twine &message,
                      std::vector<std::string> notes) {
@@ -259,84 +255,92 @@ LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tens
     return "`" + fn->params[i].name + "` is declared " + fn->params[i].declared + " (in " +
            name().str() + ")";
   };
-  if (inputs.size() != fn->params.size()) {
-    std::vector<std::string> notes{"`" + fn->name + "` is declared with " +
-                                   std::to_string(fn->params.size()) + " parameter(s) (in " +
-                                   name().str() + ")"};
-    for (size_t i = 0; i < inputs.size(); ++i)
-      notes.push_back("given: " + label(i) + " (" + inputs[i].str() + ")");
-    return mismatch("E0602",
-                    "`" + fn->name + "` takes " + llvm::Twine(fn->params.size()) +
-                        " input(s), but " + llvm::Twine(inputs.size()) + " were given",
-                    std::move(notes));
+  std::vector<runtime::DeclaredInput> wants;
+  for (const TensorSpec &param : fn->params) {
+    runtime::DeclaredInput want;
+    want.dtype = param.dtype;
+    want.device = param.device;
+    for (const SymbolicDim &dim : param.shape) {
+      if (std::optional<int64_t> k = dim.asConstant())
+        want.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
+      else if (std::optional<llvm::StringRef> symbol = dim.asSymbol())
+        want.shape.push_back(runtime::DeclaredDim::ofSymbol(*symbol));
+      else
+        want.shape.push_back(runtime::DeclaredDim::ofExpression(
+            [&dim](const llvm::StringMap<int64_t> &bound) { return dim.evaluate(bound); }));
+    }
+    wants.push_back(std::move(want));
   }
+  std::vector<runtime::GivenInput> haves;
+  for (const runtime::Tensor &input : inputs)
+    haves.push_back({input.dtype(), input.device(), input.shape()});
 
-  // Symbolic dims take the extent of the first input that has them.
-  llvm::StringMap<std::pair<int64_t, size_t>> firstBound;
-  llvm::StringMap<int64_t> bound;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  std::optional<llvm::Error> problem;
+  auto report = [&](const runtime::InputMismatch &m) {
+    using Kind = runtime::InputMismatch::Kind;
+    if (m.kind == Kind::Count) {
+      std::vector<std::string> notes{"`" + fn->name + "` is declared with " +
+                                     std::to_string(fn->params.size()) + " parameter(s) (in " +
+                                     name().str() + ")"};
+      for (size_t i = 0; i < inputs.size(); ++i)
+        notes.push_back("given: " + label(i) + " (" + inputs[i].str() + ")");
+      problem = mismatch("E0602",
+                         "`" + fn->name + "` takes " + llvm::Twine(fn->params.size()) +
+                             " input(s), but " + llvm::Twine(inputs.size()) + " were given",
+                         std::move(notes));
+      return false;
+    }
+    size_t i = m.input;
     const TensorSpec &want = fn->params[i];
     const runtime::Tensor &have = inputs[i];
-    std::string index = std::to_string(i + 1);
-    std::string prefix = "input " + index + " of `" + fn->name + "` ";
-    if (have.dtype() != want.dtype)
-      return mismatch("E0603",
-                      prefix + "has dtype " + runtime::dtypeName(have.dtype()) + ", expected " +
-                          runtime::dtypeName(want.dtype),
-                      {declared(i), label(i) + " holds " + have.str()});
-    if (have.device() != want.device)
-      return mismatch("E0606",
-                      prefix + "is on " + have.device().str() + ", expected " + want.device.str(),
-                      {declared(i)});
-    std::string shapeHeadline =
-        prefix + "has shape " + shapeString(have.shape()) + ", expected " + want.shapeString();
-    if (have.rank() != want.shape.size())
-      return mismatch("E0604", shapeHeadline,
-                      {declared(i), "the input has rank " + std::to_string(have.rank()) +
-                                        ", the parameter rank " +
-                                        std::to_string(want.shape.size())});
-    for (size_t d = 0; d < want.shape.size(); ++d) {
-      int64_t extent = have.shape()[d];
-      auto dimNote = [&](int64_t expected) {
-        return "dim " + std::to_string(d) + " is " + std::to_string(extent) + ", expected " +
-               std::to_string(expected);
-      };
-      if (std::optional<int64_t> k = want.shape[d].asConstant()) {
-        if (*k != extent)
-          return mismatch("E0604", shapeHeadline, {declared(i), dimNote(*k)});
-        continue;
-      }
-      std::optional<llvm::StringRef> symbol = want.shape[d].asSymbol();
-      if (!symbol)
-        continue; // a compound dim: checked once every symbol is bound
-      auto [it, inserted] = firstBound.try_emplace(*symbol, extent, i);
-      if (inserted) {
-        bound[*symbol] = extent;
-      } else if (it->second.first != extent) {
-        size_t first = it->second.second;
-        return mismatch("E0605",
-                        prefix + "gives `" + *symbol + "` = " + llvm::Twine(extent) +
-                            ", but an earlier input gave " + llvm::Twine(it->second.first),
-                        {declared(i), "input " + std::to_string(first + 1) + " (" + label(first) +
-                                          ") has `" + symbol->str() +
-                                          "` = " + std::to_string(it->second.first)});
-      }
+    std::string prefix = "input " + std::to_string(i + 1) + " of `" + fn->name + "` ";
+    std::string shapeHeadline = prefix + "has shape " + runtime::shapeString(have.shape()) +
+                                ", expected " + want.shapeString();
+    switch (m.kind) {
+    case Kind::DType:
+      problem = mismatch("E0603",
+                         prefix + "has dtype " + runtime::dtypeName(have.dtype()) + ", expected " +
+                             runtime::dtypeName(want.dtype),
+                         {declared(i), label(i) + " holds " + have.str()});
+      break;
+    case Kind::Device:
+      problem = mismatch(
+          "E0606", prefix + "is on " + have.device().str() + ", expected " + want.device.str(),
+          {declared(i)});
+      break;
+    case Kind::Rank:
+      problem =
+          mismatch("E0604", shapeHeadline,
+                   {declared(i), "the input has rank " + std::to_string(have.rank()) +
+                                     ", the parameter rank " + std::to_string(want.shape.size())});
+      break;
+    case Kind::Dim:
+      problem = mismatch("E0604", shapeHeadline,
+                         {declared(i), "dim " + std::to_string(m.dim) + " is " +
+                                           std::to_string(m.actual) + ", expected " +
+                                           std::to_string(m.expected)});
+      break;
+    case Kind::PackConflict: // artifacts declare no `...`
+      problem = mismatch("E0604", shapeHeadline, {declared(i)});
+      break;
+    case Kind::SymbolConflict:
+      problem = mismatch("E0605",
+                         prefix + "gives `" + m.symbol + "` = " + llvm::Twine(m.actual) +
+                             ", but an earlier input gave " + llvm::Twine(m.expected),
+                         {declared(i), "input " + std::to_string(m.firstInput + 1) + " (" +
+                                           label(m.firstInput) + ") has `" + m.symbol +
+                                           "` = " + std::to_string(m.expected)});
+      break;
+    case Kind::Count:
+      break;
     }
-  }
-  // Compound dims (`2*B`) now that every symbol has a value.
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorSpec &want = fn->params[i];
-    for (size_t d = 0; d < want.shape.size(); ++d) {
-      std::optional<int64_t> k = want.shape[d].evaluate(bound);
-      if (k && *k != inputs[i].shape()[d])
-        return mismatch("E0604",
-                        "input " + llvm::Twine(i + 1) + " of `" + fn->name + "` has shape " +
-                            shapeString(inputs[i].shape()) + ", expected " + want.shapeString(),
-                        {declared(i), "dim " + std::to_string(d) + " is " +
-                                          std::to_string(inputs[i].shape()[d]) + ", expected " +
-                                          std::to_string(*k)});
-    }
-  }
+    return false;
+  };
+  runtime::InputBindings bindings;
+  if (!runtime::bindInputs(wants, haves, bindings, report) ||
+      !runtime::checkCompoundDims(wants, haves, bindings, report))
+    return std::move(*problem);
+  const llvm::StringMap<int64_t> &bound = bindings.symbols;
   runtime::Shape result;
   for (const SymbolicDim &d : fn->result.shape) {
     std::optional<int64_t> k = d.evaluate(bound);

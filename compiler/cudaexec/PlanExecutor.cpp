@@ -2,6 +2,8 @@
 
 #include "cudaexec/PlanExecutor.h"
 
+#include "runtime/InputCheck.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -414,6 +416,78 @@ llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
 // Running
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The inputs against the plan's input buffers (runtime/InputCheck.h).
+llvm::Error checkInputs(const DevicePlan &plan, llvm::ArrayRef<runtime::Tensor> inputs) {
+  std::vector<BufferId> inputIds = plan.buffersOfKind(BufferKind::Input);
+  // Host bytes carry any device label: the plan copies them where they go.
+  std::vector<runtime::DeclaredInput> wants;
+  for (BufferId id : inputIds) {
+    runtime::DeclaredInput want;
+    want.dtype = plan.buffers[id].dtype;
+    for (const cudagen::SizeExpr &dim : plan.buffers[id].shape) {
+      if (std::optional<int64_t> k = dim.constant())
+        want.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
+      else if (dim.kind() == cudagen::SizeExpr::Kind::Symbol)
+        want.shape.push_back(runtime::DeclaredDim::ofSymbol(dim.symbolName()));
+      else
+        want.shape.push_back(runtime::DeclaredDim::ofExpression(
+            [dim](const llvm::StringMap<int64_t> &bound) -> std::optional<int64_t> {
+              llvm::Expected<int64_t> value = dim.evaluate(bound);
+              if (!value) {
+                llvm::consumeError(value.takeError());
+                return std::nullopt;
+              }
+              return *value;
+            }));
+    }
+    wants.push_back(std::move(want));
+  }
+  std::vector<runtime::GivenInput> haves;
+  for (const runtime::Tensor &input : inputs)
+    haves.push_back({input.dtype(), input.device(), input.shape()});
+
+  runtime::InputBindings bindings;
+  std::optional<std::string> problem;
+  auto report = [&](const runtime::InputMismatch &m) {
+    using Kind = runtime::InputMismatch::Kind;
+    if (m.kind == Kind::Count) {
+      problem = ("the plan takes " + llvm::Twine(inputIds.size()) + " input(s), " +
+                 llvm::Twine(inputs.size()) + " given")
+                    .str();
+      return false;
+    }
+    const Buffer &buffer = plan.buffers[inputIds[m.input]];
+    std::string given = "input " + std::to_string(m.input + 1) + " is " + inputs[m.input].str();
+    if (m.kind == Kind::SymbolConflict) {
+      problem = "symbolic dim `" + m.symbol + "` is " + std::to_string(m.expected) +
+                " in one input and " + std::to_string(m.actual) + " in another";
+    } else if (m.kind == Kind::Dim) {
+      // The shape the plan wants for the dims bound so far.
+      std::vector<std::string> dims;
+      for (const cudagen::SizeExpr &dim : buffer.shape) {
+        llvm::Expected<int64_t> value = dim.evaluate(bindings.symbols);
+        dims.push_back(value ? std::to_string(*value) : dim.str());
+        if (!value)
+          llvm::consumeError(value.takeError());
+      }
+      problem = given + ", the plan wants " + runtime::dtypeName(buffer.dtype).str() + "[" +
+                llvm::join(dims, ", ") + "] @ " + buffer.device.str();
+    } else {
+      problem = given + ", the plan wants " + runtime::dtypeName(buffer.dtype).str() + " of rank " +
+                std::to_string(buffer.shape.size());
+    }
+    return false;
+  };
+  if (!runtime::bindInputs(wants, haves, bindings, report) ||
+      !runtime::checkCompoundDims(wants, haves, bindings, report))
+    return runError(*problem);
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<std::vector<runtime::Tensor>>
 PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -421,19 +495,11 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
   std::vector<BufferId> stateIds = plan.buffersOfKind(BufferKind::State);
   if (!stateIds.empty() && state.empty())
     return runError("the plan's state is not bound");
-  std::vector<BufferId> inputIds = plan.buffersOfKind(BufferKind::Input);
-  if (inputs.size() != inputIds.size())
-    return runError("the plan takes " + llvm::Twine(inputIds.size()) + " input(s), " +
-                    llvm::Twine(inputs.size()) + " given");
+  if (llvm::Error error = checkInputs(plan, inputs))
+    return error;
   std::vector<runtime::Shape> inputShapes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Buffer &buffer = plan.buffers[inputIds[i]];
-    if (inputs[i].dtype() != buffer.dtype || inputs[i].rank() != buffer.shape.size())
-      return runError("input " + llvm::Twine(i + 1) + " is " + inputs[i].str() +
-                      ", the plan wants " + runtime::dtypeName(buffer.dtype) + " of rank " +
-                      llvm::Twine(buffer.shape.size()));
-    inputShapes.emplace_back(inputs[i].shape().begin(), inputs[i].shape().end());
-  }
+  for (const runtime::Tensor &input : inputs)
+    inputShapes.emplace_back(input.shape().begin(), input.shape().end());
   llvm::Expected<cudagen::SymbolValues> symbols = plan.bindSymbols(inputShapes);
   if (!symbols)
     return symbols.takeError();
@@ -456,13 +522,6 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
         return extent.takeError();
       run.shapes[id].push_back(*extent);
     }
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (run.shapes[inputIds[i]] != inputShapes[i])
-      return runError(
-          "input " + llvm::Twine(i + 1) + " is " + inputs[i].str() + ", the plan wants " +
-          runtime::formatTensorType(plan.buffers[inputIds[i]].dtype, run.shapes[inputIds[i]],
-                                    plan.buffers[inputIds[i]].device));
-
   // Storage: state as bound, inputs copied in, everything else fresh.
   for (BufferId id = 0; id < plan.buffers.size(); ++id) {
     const Buffer &buffer = plan.buffers[id];

@@ -9,6 +9,8 @@
 #include "lower/Passes.h"
 #include "mlirgen/MlirGen.h"
 
+#include "runtime/InputCheck.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -54,13 +56,6 @@ Range modelRange(const mlirgen::ConcreteModel &model) {
   return model.model().decl ? model.model().decl->name.range : Range{};
 }
 
-/// `[4, 784]`.
-std::string shapeString(llvm::ArrayRef<int64_t> shape) {
-  return "[" +
-         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") +
-         "]";
-}
-
 /// The value of input `index` for the scalar parameter declared `want`:
 /// a rank-0 array of a dtype that holds it (an `int` takes an integer array,
 /// a `float` any numeric one, a `bool` a bool one); nullopt after reporting.
@@ -82,7 +77,9 @@ std::optional<double> scalarInput(const sema::Type &want, const EntryInput &inpu
     return std::nullopt;
   }
   if (have.rank() != 0) {
-    diags.report(DiagId::InputShapeMismatch, at, index, fnName, shapeString(have.shape()), "[]")
+    diags
+        .report(DiagId::InputShapeMismatch, at, index, fnName, runtime::shapeString(have.shape()),
+                "[]")
         .primary(declared)
         .help("a scalar parameter takes a single value: `--input 0.5`, or a rank-0 .npy");
     return std::nullopt;
@@ -154,121 +151,147 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     return std::nullopt;
   }
 
-  // Symbolic dims (`B`) take the extent of the first input that has them.
-  struct Binding {
-    int64_t value;
-    size_t input;
-  };
-  llvm::DenseMap<sema::AtomId, Binding> bound;
-  std::vector<std::pair<std::string, double>> scalars;
-  std::optional<std::pair<runtime::Shape, size_t>> pack; // extents, input
   auto paramRange = [&](size_t i) {
     return i < decl.params.size() && decl.params[i].type ? decl.params[i].type->range
                                                          : decl.name.range;
   };
-  bool ok = true;
+  auto declaredAs = [&](size_t i) {
+    return "`" + fn->params[i].name + "` is declared " + fn->params[i].type.str();
+  };
+
+  // Tensors go through runtime/InputCheck.h; scalar parameters are checked
+  // here, in input order with the tensors' problems.
+  std::vector<runtime::DeclaredInput> wants;
+  std::vector<runtime::GivenInput> haves;
+  llvm::StringMap<sema::AtomId> atoms; // symbol name -> the atom it names
   for (size_t i = 0; i < inputs.size(); ++i) {
     const sema::Type &want = fn->params[i].type;
     const runtime::Tensor &have = inputs[i].tensor;
-    std::string index = std::to_string(i + 1);
-    std::string declared = "`" + fn->params[i].name + "` is declared " + want.str();
-    if (want.isScalar()) {
-      if (std::optional<double> value =
-              scalarInput(want, inputs[i], paramRange(i), index, fnName, declared, diags))
-        scalars.push_back({fn->params[i].name, *value});
-      else
-        ok = false;
-      continue;
-    }
+    haves.push_back({have.dtype(), inputs[i].device, have.shape()});
+    runtime::DeclaredInput declared;
     if (!want.isTensor()) {
-      diags.report(DiagId::UnsupportedOnCpu, paramRange(i), "an entry parameter of this type");
-      ok = false;
+      declared.skip = true;
+      wants.push_back(std::move(declared));
       continue;
     }
-    if (runtimeDType(want.dtype) != have.dtype()) {
+    declared.dtype = runtimeDType(want.dtype);
+    declared.device = runtimeDevice(want.dev);
+    declared.leadingPack = want.shape.hasPack();
+    for (size_t d = 0; d < want.rank(); ++d) {
+      sema::Dim dim = want.shape.dims[d];
+      if (std::optional<int64_t> k = dim.asConstant()) {
+        declared.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
+      } else if (std::optional<sema::AtomId> atom = dim.asAtom()) {
+        atoms[sema::atomName(*atom)] = *atom;
+        declared.shape.push_back(runtime::DeclaredDim::ofSymbol(sema::atomName(*atom)));
+      } else {
+        declared.shape.push_back(
+            runtime::DeclaredDim::ofExpression([dim](const llvm::StringMap<int64_t> &bound) {
+              return dim
+                  .substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
+                    auto it = bound.find(sema::atomName(a));
+                    if (it == bound.end())
+                      return std::nullopt;
+                    return sema::Dim::constant(it->second);
+                  })
+                  .asConstant();
+            }));
+      }
+    }
+    wants.push_back(std::move(declared));
+  }
+
+  std::vector<std::pair<std::string, double>> scalars;
+  bool ok = true;
+  size_t scalarsChecked = 0;
+  // Checks the non-tensor parameters before input `end`.
+  auto checkScalarsBefore = [&](size_t end) {
+    for (; scalarsChecked < end; ++scalarsChecked) {
+      size_t i = scalarsChecked;
+      const sema::Type &want = fn->params[i].type;
+      if (want.isScalar()) {
+        if (std::optional<double> value =
+                scalarInput(want, inputs[i], paramRange(i), std::to_string(i + 1), fnName,
+                            declaredAs(i), diags))
+          scalars.push_back({fn->params[i].name, *value});
+        else
+          ok = false;
+      } else if (!want.isTensor()) {
+        diags.report(DiagId::UnsupportedOnCpu, paramRange(i), "an entry parameter of this type");
+        ok = false;
+      }
+    }
+  };
+  bool compoundPhase = false;
+  auto report = [&](const runtime::InputMismatch &m) {
+    using Kind = runtime::InputMismatch::Kind;
+    checkScalarsBefore(m.input);
+    size_t i = m.input;
+    const sema::Type &want = fn->params[i].type;
+    const runtime::Tensor &have = inputs[i].tensor;
+    std::string index = std::to_string(i + 1);
+    auto shapeMismatch = [&](const std::string &note) {
+      diags
+          .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
+                  runtime::shapeString(have.shape()), want.shape.str())
+          .primary(declaredAs(i))
+          .note(note);
+    };
+    switch (m.kind) {
+    case Kind::Count:
+      break;
+    case Kind::DType:
       diags
           .report(DiagId::InputDTypeMismatch, paramRange(i), index, fnName,
                   runtime::dtypeName(have.dtype()), ast::dtypeName(want.dtype))
-          .primary(declared)
+          .primary(declaredAs(i))
           .note(inputs[i].source + " holds " + have.str());
-      ok = false;
-      continue;
-    }
-    if (runtimeDevice(want.dev) != inputs[i].device) {
+      break;
+    case Kind::Device:
       diags
           .report(DiagId::InputDeviceMismatch, paramRange(i), index, fnName, inputs[i].device.str(),
                   want.dev.str())
-          .primary(declared)
+          .primary(declaredAs(i))
           .help("place the input with `--input " + inputs[i].source + "@" + want.dev.str() +
                 "`, or instantiate the model on " + inputs[i].device.str());
-      ok = false;
-      continue;
-    }
-    bool packed = want.shape.hasPack();
-    if (packed ? have.rank() < want.rank() : have.rank() != want.rank()) {
+      break;
+    case Kind::Rank:
+      shapeMismatch("the input has rank " + std::to_string(have.rank()) + ", the parameter rank " +
+                    (want.shape.hasPack() ? "at least " : "") + std::to_string(want.rank()));
+      break;
+    case Kind::PackConflict:
       diags
           .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
-                  shapeString(have.shape()), want.shape.str())
-          .primary(declared)
-          .note("the input has rank " + std::to_string(have.rank()) + ", the parameter rank " +
-                (packed ? "at least " : "") + std::to_string(want.rank()));
-      ok = false;
-      continue;
+                  runtime::shapeString(have.shape()), want.shape.str())
+          .primary(declaredAs(i))
+          .note("its `...` dims are " + runtime::shapeString(m.pack) + ", but input " +
+                    std::to_string(m.firstInput + 1) + " (" + inputs[m.firstInput].source +
+                    ") gave " + runtime::shapeString(m.firstPack),
+                paramRange(m.firstInput), "`...` first bound here");
+      break;
+    case Kind::Dim: {
+      // Number dims are counted in the declared shape, expressions in the input's.
+      size_t dim = compoundPhase ? m.dim : m.dim - (have.rank() - want.rank());
+      shapeMismatch("dim " + std::to_string(dim) + " is " + std::to_string(m.actual) +
+                    ", expected " + std::to_string(m.expected));
+      break;
     }
-    // `...` takes the leading dims; every input with it must give the same.
-    size_t lead = have.rank() - want.rank();
-    if (packed) {
-      runtime::Shape extents(have.shape().begin(), have.shape().begin() + lead);
-      if (!pack) {
-        pack = {extents, i};
-      } else if (pack->first != extents) {
-        diags
-            .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
-                    shapeString(have.shape()), want.shape.str())
-            .primary(declared)
-            .note("its `...` dims are " + shapeString(extents) + ", but input " +
-                      std::to_string(pack->second + 1) + " (" + inputs[pack->second].source +
-                      ") gave " + shapeString(pack->first),
-                  paramRange(pack->second), "`...` first bound here");
-        ok = false;
-        continue;
-      }
+    case Kind::SymbolConflict:
+      diags
+          .report(DiagId::InputDimConflict, paramRange(i), index, fnName, m.symbol, m.actual,
+                  m.expected)
+          .primary(declaredAs(i))
+          .note("input " + std::to_string(m.firstInput + 1) + " (" + inputs[m.firstInput].source +
+                    ") has `" + m.symbol + "` = " + std::to_string(m.expected),
+                paramRange(m.firstInput), "`" + m.symbol + "` first bound here");
+      break;
     }
-    for (size_t d = 0; d < want.rank(); ++d) {
-      sema::Dim dim = want.shape.dims[d];
-      int64_t extent = have.shape()[lead + d];
-      if (std::optional<int64_t> k = dim.asConstant()) {
-        if (*k != extent) {
-          diags
-              .report(DiagId::InputShapeMismatch, paramRange(i), index, fnName,
-                      shapeString(have.shape()), want.shape.str())
-              .primary(declared)
-              .note("dim " + std::to_string(d) + " is " + std::to_string(extent) + ", expected " +
-                    std::to_string(*k));
-          ok = false;
-          break;
-        }
-        continue;
-      }
-      std::optional<sema::AtomId> atom = dim.asAtom();
-      if (!atom)
-        continue; // a compound dim: checked once every symbol is bound
-      auto [it, inserted] = bound.try_emplace(*atom, Binding{extent, i});
-      if (!inserted && it->second.value != extent) {
-        std::string name = sema::atomName(*atom).str();
-        diags
-            .report(DiagId::InputDimConflict, paramRange(i), index, fnName, name, extent,
-                    it->second.value)
-            .primary(declared)
-            .note("input " + std::to_string(it->second.input + 1) + " (" +
-                      inputs[it->second.input].source + ") has `" + name +
-                      "` = " + std::to_string(it->second.value),
-                  paramRange(it->second.input), "`" + name + "` first bound here");
-        ok = false;
-        break;
-      }
-    }
-  }
+    ok = false;
+    return true;
+  };
+  runtime::InputBindings bindings;
+  runtime::bindInputs(wants, haves, bindings, report);
+  checkScalarsBefore(inputs.size());
   if (!ok)
     return std::nullopt;
 
@@ -276,36 +299,23 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   for (size_t i = 0; i < inputs.size(); ++i)
     if (fn->params[i].type.kind() == sema::Type::Kind::Int)
       for (const auto &[name, value] : scalars)
-        if (name == fn->params[i].name)
-          bound.try_emplace(sema::internSymbol(name), Binding{int64_t(value), i});
+        if (name == fn->params[i].name && bindings.symbols.try_emplace(name, int64_t(value)).second)
+          atoms[name] = sema::internSymbol(name);
   auto substitute = [&](sema::Dim d) {
     return d.substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
-      auto it = bound.find(a);
-      if (it == bound.end())
+      auto it = bindings.symbols.find(sema::atomName(a));
+      if (it == bindings.symbols.end())
         return std::nullopt;
-      return sema::Dim::constant(it->second.value);
+      return sema::Dim::constant(it->second);
     });
   };
   // Compound dims (`2 * B`) now that every symbol has a value.
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const sema::Type &want = fn->params[i].type;
-    if (!want.isTensor())
-      continue;
-    size_t lead = inputs[i].tensor.rank() - want.rank();
-    for (size_t d = 0; d < want.rank(); ++d) {
-      std::optional<int64_t> k = substitute(want.shape.dims[d]).asConstant();
-      int64_t extent = inputs[i].tensor.shape()[lead + d];
-      if (k && *k != extent) {
-        diags
-            .report(DiagId::InputShapeMismatch, paramRange(i), std::to_string(i + 1), fnName,
-                    shapeString(inputs[i].tensor.shape()), want.shape.str())
-            .primary("`" + fn->params[i].name + "` is declared " + want.str())
-            .note("dim " + std::to_string(lead + d) + " is " + std::to_string(extent) +
-                  ", expected " + std::to_string(*k));
-        return std::nullopt;
-      }
-    }
-  }
+  compoundPhase = true;
+  if (!runtime::checkCompoundDims(wants, haves, bindings, report))
+    return std::nullopt;
+  std::optional<std::pair<runtime::Shape, size_t>> pack;
+  if (bindings.pack)
+    pack = {*bindings.pack, bindings.packInput};
 
   BoundSignature sig;
   if (!fn->result.isTensor()) {
@@ -333,8 +343,8 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     }
     sig.resultShape.push_back(*k);
   }
-  for (const auto &[atom, binding] : bound)
-    sig.dims.push_back({atom, binding.value});
+  for (const auto &symbol : bindings.symbols)
+    sig.dims.push_back({atoms.lookup(symbol.getKey()), symbol.getValue()});
   sig.scalars = std::move(scalars);
   for (const sema::FnParamInfo &p : fn->params)
     sig.isScalar.push_back(p.type.isScalar());
