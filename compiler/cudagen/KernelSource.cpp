@@ -9,6 +9,8 @@
 
 #include "cudagen/KernelSource.h"
 
+#include "runtime/ScalarOps.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -359,32 +361,24 @@ private:
   static std::string unary(llvm::StringRef op, DType t, const std::string &x) {
     auto lit = [&](double v) { return literal(v, t); };
     auto fn = [&](llvm::StringRef name) { return mathFn(name, t); };
+    // Every op whose meaning is more than one C operator calls its
+    // runtime/ScalarOps.h function, the definition all back ends share.
     if (!isFloat(t)) {
       if (op == "relu")
         return llvm::formatv("{0} > 0 ? {0} : 0", x).str();
       if (op == "neg")
-        return "-(" + x + ")";
+        return llvm::formatv("({0})mdl_ineg({1})", cType(t), x).str();
       if (op == "not")
         return "!" + x;
       if (op == "abs")
-        return llvm::formatv("{0} < 0 ? -{0} : {0}", x).str();
+        return llvm::formatv("({0})mdl_iabs({1})", cType(t), x).str();
       // Transcendentals of integers go through double.
       return llvm::formatv("({0}){1}((double){2})", cType(t), op == "sigmoid" ? "" : op, x).str();
     }
     if (op == "relu")
-      return llvm::formatv("{0} > {1} ? {0} : {1}", x, lit(0)).str();
-    if (op == "gelu")
-      return llvm::formatv("{0} * {1} * ({2} + {3}({1} * {4}))", lit(0.5), x, lit(1), fn("erf"),
-                           literal(M_SQRT1_2, t))
-          .str();
-    if (op == "gelu_tanh")
-      return llvm::formatv("{0} * {1} * ({2} + {3}({4} * ({1} + {5} * {1} * {1} * {1})))", lit(0.5),
-                           x, lit(1), fn("tanh"), literal(0.7978845608028654, t), lit(0.044715))
-          .str();
-    if (op == "silu")
-      return llvm::formatv("{0} / ({1} + {2}(-{0}))", x, lit(1), fn("exp")).str();
-    if (op == "sigmoid")
-      return llvm::formatv("{0} / ({0} + {1}(-{2}))", lit(1), fn("exp"), x).str();
+      return llvm::formatv("mdl_max({0}, {1})", x, lit(0)).str();
+    if (op == "gelu" || op == "gelu_tanh" || op == "silu" || op == "sigmoid")
+      return llvm::formatv("mdl_{0}({1})", op, x).str();
     if (op == "neg")
       return "-(" + x + ")";
     if (op == "not")
@@ -398,6 +392,8 @@ private:
                             const std::string &b) {
     static const llvm::StringMap<const char *> infix = {
         {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
+    if (op == "div" && !isFloat(t)) // floor division; x / 0 is 0
+      return llvm::formatv("({0})mdl_floordiv({1}, {2})", cType(t), a, b).str();
     if (const char *symbol = infix.lookup(op))
       return llvm::formatv("{0} {1} {2}", a, symbol, b).str();
     if (op == "and" || op == "or")
@@ -409,8 +405,8 @@ private:
       return isFloat(t) ? llvm::formatv("{0}({1}, {2})", mathFn("pow", t), a, b).str()
                         : llvm::formatv("({0})mdl_ipow({1}, {2})", cType(t), a, b).str();
     bool isMax = op == "max";
-    if (isFloat(t))
-      return llvm::formatv("{0}({1}, {2})", mathFn(isMax ? "fmax" : "fmin", t), a, b).str();
+    if (isFloat(t)) // NaN propagates, -0 < +0
+      return llvm::formatv("{0}({1}, {2})", isMax ? "mdl_max" : "mdl_min", a, b).str();
     return llvm::formatv("{0} {1} {2} ? {0} : {2}", a, isMax ? ">" : "<", b).str();
   }
 
@@ -467,50 +463,13 @@ static __device__ __forceinline__ int64_t mdl_clamp_index(int64_t index, int64_t
   return index < 0 ? 0 : (index >= extent ? extent - 1 : index);
 }
 
-static __device__ __forceinline__ int64_t mdl_ipow(int64_t base, int64_t exponent) {
-  int64_t result = 1;
-  for (; exponent > 0; exponent >>= 1, base *= base)
-    if (exponent & 1)
-      result *= base;
-  return result;
-}
-
-// randn: lowbias32 hash of (seed, 2 * index) and (seed, 2 * index + 1), then
-// Box-Muller; the same generator as the cpu back end (ElementwiseLowering.cpp).
-static __device__ __forceinline__ uint32_t mdl_hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-static __device__ __forceinline__ float mdl_uniform(uint32_t hash) {
-  return ((float)(hash >> 8) + 1.0f) * (1.0f / 16777216.0f);
-}
-static __device__ __forceinline__ float mdl_randn(uint32_t seed, int64_t index) {
-  uint32_t twice = (uint32_t)index << 1;
-  float radius = sqrtf(-2.0f * logf(mdl_uniform(mdl_hash32(twice ^ seed))));
-  float angle = 6.28318530717958647692f * mdl_uniform(mdl_hash32((twice | 1u) ^ seed));
-  return radius * cosf(angle);
-}
-
-// Python's % (the result has the sign of the divisor); integer x % 0 is 0.
-static __device__ __forceinline__ int64_t mdl_irem(int64_t a, int64_t b) {
-  if (b == 0)
-    return 0;
-  int64_t r = a % b;
-  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
-}
-static __device__ __forceinline__ float mdl_rem(float a, float b) {
-  float r = fmodf(a, b);
-  return r != 0.0f && ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
-}
-static __device__ __forceinline__ double mdl_rem(double a, double b) {
-  double r = fmod(a, b);
-  return r != 0.0 && ((r < 0.0) != (b < 0.0)) ? r + b : r;
-}
-
+// What each op computes on one element: runtime/ScalarOps.h, shared with the
+// cpu back end's tests and documented in MdlOps.td.
+)" +
+         std::string(
+#include "cudagen/ScalarOpsHeader.inc"
+             ) +
+         R"(
 struct MdlSum {
   template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
 };
@@ -1129,7 +1088,7 @@ GeneratedKernel randnKernel(const KernelOrigin &origin, int device, int64_t seed
                             const BufferRef &out) {
   KernelWriter w(origin, device, "fill");
   std::string outName = w.buffer(out, /*written=*/true);
-  uint32_t mixed = uint32_t(seed) * 0x9E3779B9u + 0x85EBCA6Bu;
+  uint32_t mixed = mdl_randn_seed(seed);
   w.line("const int64_t total = " + w.size(product(out.shape)) + ";");
   w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
   w.line("     i += (int64_t)gridDim.x * blockDim.x)");

@@ -8,6 +8,7 @@
 
 #include "lower/LoweringUtils.h"
 #include "mlir/MdlDialect.h"
+#include "runtime/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -109,8 +110,27 @@ template <> Value binaryScalar<AndOp>(OpBuilder &b, Location loc, Value lhs, Val
 template <> Value binaryScalar<OrOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::OrIOp::create(b, loc, lhs, rhs);
 }
+/// Integer `**` as mdl_ipow (runtime/ScalarOps.h): a negative exponent gives
+/// 1 for base 1, +-1 for base -1 and 0 otherwise. math.ipowi would divide by
+/// zero (a trap) for 0 ** -n, so it only ever sees exponents >= 0.
 template <> Value binaryScalar<PowOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
-  return floatOrInt<math::PowFOp, math::IPowIOp>(b, loc, lhs, rhs);
+  if (isFloat(lhs.getType()))
+    return math::PowFOp::create(b, loc, lhs, rhs);
+  Type type = lhs.getType();
+  auto constant = [&](double v) { return scalarConstant(b, loc, type, v); };
+  Value zero = constant(0.0), one = constant(1.0), minusOne = constant(-1.0);
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rhs, zero);
+  Value power =
+      math::IPowIOp::create(b, loc, lhs, arith::SelectOp::create(b, loc, negative, zero, rhs));
+  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::AndIOp::create(b, loc, rhs, one), zero);
+  Value baseIsOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, one);
+  Value baseIsMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, minusOne);
+  Value reciprocal = arith::SelectOp::create(
+      b, loc, baseIsOne, one,
+      arith::SelectOp::create(b, loc, baseIsMinusOne,
+                              arith::SelectOp::create(b, loc, odd, minusOne, one), zero));
+  return arith::SelectOp::create(b, loc, negative, reciprocal, power);
 }
 template <> Value binaryScalar<MaxOp>(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, lhs, rhs);
@@ -305,7 +325,8 @@ FailureOr<Value> lowerEye(EyeOp op, EyeOp::Adaptor adaptor, RankedTensorType res
                       });
 }
 
-/// lowbias32: a 32-bit integer hash with good avalanche.
+/// lowbias32: a 32-bit integer hash with good avalanche (mdl_hash32 of
+/// runtime/ScalarOps.h, as arith ops).
 Value hash32(OpBuilder &b, Location loc, Value x) {
   auto c = [&](uint32_t v) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
@@ -338,7 +359,7 @@ FailureOr<Value> lowerRandn(RandnOp op, RandnOp::Adaptor adaptor, RankedTensorTy
     extents.push_back(resultType.isDynamicDim(d) ? adaptor.getDynamicSizes()[dyn++]
                                                  : Value(arith::ConstantIndexOp::create(
                                                        rewriter, loc, resultType.getDimSize(d))));
-  uint32_t seed = static_cast<uint32_t>(op.getSeed()) * 0x9E3779B9u + 0x85EBCA6Bu;
+  uint32_t seed = mdl_randn_seed(op.getSeed());
   return indexGeneric(
       rewriter, loc, resultType, adaptor.getDynamicSizes(),
       [&](OpBuilder &b, Location l, ArrayRef<Value> idx) {

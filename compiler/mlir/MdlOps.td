@@ -21,6 +21,14 @@ defvar Mdl_Tensor = AnyRankedTensor;
 
 // Binary ops broadcast like PyTorch: dims align from the right; a static 1
 // stretches to the other side's extent.
+//
+// What each elementwise op computes on one element is the same on every back
+// end and is written once, as the functions of runtime/ScalarOps.h that the
+// generated CUDA calls; the cpu lowering builds the same arith ops, and
+// tests/lit/cuda/semantics.test holds both to them. (The meanings are
+// comments here, not `description`s, so that documenting them does not
+// change the generated C++.) Integers are two's complement and wrap on
+// overflow (add, sub, mul); no integer op traps. Floats are IEEE.
 class Mdl_BinaryOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
   let arguments = (ins Mdl_Tensor:$lhs, Mdl_Tensor:$rhs);
@@ -33,10 +41,20 @@ class Mdl_BinaryOp<string mnemonic> : Mdl_Op<mnemonic, [Pure, Mdl_SameDevice]> {
 def Mdl_AddOp : Mdl_BinaryOp<"add">;
 def Mdl_SubOp : Mdl_BinaryOp<"sub">;
 def Mdl_MulOp : Mdl_BinaryOp<"mul">;
+// div: floats divide (IEEE). Integers: floor division, Python's `//`
+// (-7 / 2 == -4), so a == (a / b) * b + a % b; x / 0 is 0 and MIN / -1 wraps
+// to MIN (mdl_floordiv).
 def Mdl_DivOp : Mdl_BinaryOp<"div">;
+// pow: floats as C's pow. Integers: repeated multiplication, wrapping; a
+// negative exponent gives the integer part of 1 / base**-e: 1 for base 1,
+// +-1 for base -1, else 0, 0 ** -n included (mdl_ipow).
 def Mdl_PowOp : Mdl_BinaryOp<"pow">;
+// max, min: floats propagate NaN and order -0 < +0, as torch.maximum and
+// torch.minimum (mdl_max, mdl_min).
 def Mdl_MaxOp : Mdl_BinaryOp<"max">;
 def Mdl_MinOp : Mdl_BinaryOp<"min">;
+// rem, in full: floats fmod(a, b), plus b when the signs differ (mdl_rem);
+// integers x % 0 and x % -1 are 0, MIN % -1 included (mdl_irem).
 def Mdl_RemOp : Mdl_BinaryOp<"rem"> {
   let description = [{
     `%` with Python/PyTorch semantics: the result has the sign of the divisor
@@ -72,16 +90,20 @@ class Mdl_UnaryOp<string mnemonic>
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+// relu: max(x, 0) as max above: relu(NaN) is NaN, relu(-0) is +0.
 def Mdl_ReluOp : Mdl_UnaryOp<"relu">;
+// gelu: (0.5 * x) * (1 + erf(x / sqrt(2))) (mdl_gelu).
 def Mdl_GeluOp : Mdl_UnaryOp<"gelu"> {
   let description = "Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).";
 }
+// silu: x * sigmoid(x); sigmoid: 1 / (1 + exp(-x)) (mdl_silu, mdl_sigmoid).
 def Mdl_SiluOp : Mdl_UnaryOp<"silu">;
 def Mdl_TanhOp : Mdl_UnaryOp<"tanh">;
 def Mdl_SigmoidOp : Mdl_UnaryOp<"sigmoid">;
 def Mdl_ExpOp : Mdl_UnaryOp<"exp">;
 def Mdl_LogOp : Mdl_UnaryOp<"log">;
 def Mdl_SqrtOp : Mdl_UnaryOp<"sqrt">;
+// neg, abs: integers wrap: -MIN and abs(MIN) are MIN (mdl_ineg, mdl_iabs).
 def Mdl_NegOp : Mdl_UnaryOp<"neg">;
 def Mdl_AbsOp : Mdl_UnaryOp<"abs">;
 def Mdl_NotOp : Mdl_UnaryOp<"not"> {
@@ -89,6 +111,9 @@ def Mdl_NotOp : Mdl_UnaryOp<"not"> {
   let hasVerifier = 1;
 }
 
+// cast: integer to integer truncates (two's complement); integer to float
+// rounds to nearest; float to integer truncates toward zero (NaN and values
+// out of range are unspecified); anything to bool is x != 0 (NaN is true).
 def Mdl_CastOp : Mdl_Op<"cast", [Pure, Mdl_SameDevice]> {
   let summary = "elementwise dtype conversion (same shape, same device)";
   let arguments = (ins Mdl_Tensor:$input);
@@ -326,6 +351,9 @@ class Mdl_CreationOp<string mnemonic, dag attrs = (ins)>
 def Mdl_ZerosOp : Mdl_CreationOp<"zeros">;
 def Mdl_OnesOp : Mdl_CreationOp<"ones">;
 def Mdl_FullOp : Mdl_CreationOp<"full", (ins F64Attr:$value)>;
+// randn: mdl_randn of runtime/ScalarOps.h: lowbias32 hashes of (2i, 2i + 1)
+// mixed with the seed (mdl_randn_seed), Box-Muller in f32; independent of
+// how the work is scheduled, so every back end draws the same numbers.
 def Mdl_RandnOp : Mdl_CreationOp<"randn", (ins I64Attr:$seed)> {
   let summary = "standard normal samples, a pure function of (seed, element index)";
 }

@@ -162,7 +162,8 @@ llvm::Expected<HostCompiler> HostCompiler::find() {
 }
 
 std::vector<std::string> HostCompiler::baseFlags() {
-  return {"-std=c++20", "-O2", "-fPIC", "-shared", "-w", "-fno-strict-aliasing"};
+  // -fwrapv: signed integer overflow wraps, as on the GPU and in the cpu back end.
+  return {"-std=c++20", "-O2", "-fPIC", "-shared", "-w", "-fno-strict-aliasing", "-fwrapv"};
 }
 
 llvm::Expected<std::string>
