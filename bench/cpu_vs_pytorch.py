@@ -1,28 +1,39 @@
 #!/usr/bin/python3
-"""modelc against PyTorch (eager and TorchScript) on the CPU, one table.
+"""modelc against PyTorch at its best on the CPU, one table.
 
-    /usr/bin/python3 bench/cpu_vs_pytorch.py --build build-perf
+    /usr/bin/python3 bench/cpu_vs_pytorch.py --build build
 
-For each model x batch x threads: the same random weights (torch.manual_seed(0),
-written once as .safetensors) and the same input go to modelc (bench/modelc_bench,
-a subprocess that compiled the model once) and to PyTorch in this process.
-Blocks of forwards run interleaved modelc / eager / TorchScript, rotating the
-order every round, so that load from the rest of the machine hits all three
-alike. Times are per forward: median and min over every timed forward.
+For each model x batch x threads the same random weights (torch.manual_seed(0),
+written once as .safetensors) and the same input go to every side:
 
-PyTorch uses OpenBLAS (the OpenMP build) with the environment that
-docs/performance.md and ../shared/notes/peers.md describe; the script re-runs
-itself with it. Never use that environment in tests. modelc calls oneDNN.
+  modelc   api: Function::call of the embedding API (modelc-api-bench: input
+                checks, descriptors, output allocation; batch dynamic, as the
+                API keeps it) -- the path users call, and the one compared
+           run: exec::CompiledModel::call, `modelc run`'s executor (batch
+                specialised to the input, as run does) (modelc-bench)
+           raw: the compiled entry point with prebuilt descriptors
+  PyTorch  eager under inference_mode with the OpenBLAS kernels autodetected
+           here (in this process), eager with OPENBLAS_CORETYPE forced to each
+           AVX-512 / AVX2 core type that this machine runs (one child process
+           each), and TorchScript (trace -> freeze -> optimize_for_inference,
+           i.e. mkldnn convolutions); the peer is the fastest of them.
 
---skylakex-peer adds a column: eager in a second process with
-OPENBLAS_CORETYPE=SkylakeX (OpenBLAS's AVX-512 kernels; this VM's CPU is
-otherwise detected as Prescott). Informational: the targets use the peer
-that peers.md defines.
+Every side's output is checked against the model run in float64 first
+(normalised max error <= 1e-4); a failure stops the benchmark. Blocks of
+forwards run interleaved, the order rotating every round, so that load from
+the rest of the machine hits every side alike. Times are per forward: median
+and min over every timed forward; ratios are of medians from the same run.
+
+PyTorch runs with the OpenMP OpenBLAS and without the OPENBLAS_CORETYPE /
+OPENBLAS_L2_SIZE caps this environment may set (../shared/notes/peers.md);
+the script re-runs itself so. Never use that environment in tests.
 """
 
 import argparse
+import ctypes
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -30,6 +41,9 @@ import time
 
 OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 ENV_MARK = "MODELC_BENCH_ENV"
+# OpenBLAS core types with AVX-512 or AVX2 kernels (OpenBLAS 0.3.21 names).
+FORCED_CORE_TYPES = ["SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Haswell"]
+PARITY = 1e-4
 
 
 def reexec_with_bench_env():
@@ -53,6 +67,28 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def openblas_core():
+    """(core name, library path) of the OpenBLAS this process loaded."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode(), path
+        except (OSError, AttributeError):
+            continue
+    return "none", ""
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
 
 
 class Mlp(nn.Module):
@@ -92,7 +128,7 @@ class MlpBlock(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
 
 
-# name, .mdl, model, --args, torch constructor, input shape for a batch
+# name: .mdl, model, --args, torch constructor, input shape for a batch
 MODELS = {
     "mlp": ("examples/mlp.mdl", "Mlp", "in=784,hidden=256,out=10", Mlp,
             lambda b: (b, 784)),
@@ -120,62 +156,60 @@ def write_safetensors(path, state):
             f.write(blob)
 
 
-class ModelcProcess:
-    """bench/modelc_bench: compiled once, times forwards on request."""
+class ChildSide:
+    """A child process that answers `<command> N` with N times in ns."""
 
-    def __init__(self, exe, mdl, model, args, weights, input_path, output_path,
-                 threads, no_blas=False):
-        env = dict(os.environ)
-        env["OMP_NUM_THREADS"] = str(threads)
-        cmd = [exe, os.path.join(ROOT, mdl), "--model", model, "--weights", weights,
-               "--input", input_path, "--output", output_path, "--blas-threads", str(threads)]
-        if args:
-            cmd += ["--args", args]
-        if no_blas:
-            cmd.append("--no-blas")
+    def __init__(self, cmd, env, command="time"):
+        self.command = command
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env, text=True)
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError("modelc-bench failed: " + " ".join(cmd))
+            raise RuntimeError("failed to start: " + " ".join(cmd))
         self.info = json.loads(line)
 
     def time(self, count):
-        self.proc.stdin.write("time %d\n" % count)
+        self.proc.stdin.write("%s %d\n" % (self.command, count))
         self.proc.stdin.flush()
-        return [int(t) / 1000.0 for t in self.proc.stdout.readline().split()]
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("a benchmark child stopped")
+        return [int(t) / 1000.0 for t in line.split()]
 
     def close(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
         self.proc.wait()
 
 
-class SkylakeXEagerProcess:
-    """Eager PyTorch in a child with OPENBLAS_CORETYPE=SkylakeX, same protocol."""
+class CommandOn:
+    """Another command of the same child (modelc-bench's `time-run`)."""
 
-    def __init__(self, name, input_path, threads):
-        env = dict(os.environ)
-        env["OPENBLAS_CORETYPE"] = "SkylakeX"
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve-eager",
-             "%s,%s,%d" % (name, input_path, threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
-        if self.proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the SkylakeX eager peer did not start")
+    def __init__(self, child, command):
+        self.child, self.command = child, command
 
-    time = ModelcProcess.time
-    close = ModelcProcess.close
+    def time(self, count):
+        saved = self.child.command
+        self.child.command = self.command
+        try:
+            return self.child.time(count)
+        finally:
+            self.child.command = saved
 
 
 def serve_eager(spec):
-    """The child side of SkylakeXEagerProcess: times eager on request."""
-    name, input_path, threads = spec.split(",")
+    """Child side of a forced-core-type eager peer: times eager on request."""
+    name, input_path, output_path, threads = spec.split(",")
     torch.set_num_threads(int(threads))
     torch.manual_seed(0)
     module = MODELS[name][3]().eval()
     x = torch.from_numpy(np.load(input_path))
-    print("ready", flush=True)
+    with torch.inference_mode():
+        np.save(output_path, module(x).numpy())
+    print(json.dumps({"core": openblas_core()[0]}), flush=True)
     for line in sys.stdin:
         words = line.split()
         if words[0] == "quit":
@@ -200,20 +234,24 @@ def median(values):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def build_peers(module, x):
-    with torch.inference_mode():
-        pass
+def torchscript(module, x):
     with torch.no_grad():
         script = torch.jit.freeze(torch.jit.trace(module, x))
         try:
             script = torch.jit.optimize_for_inference(script)
         except Exception:  # some builds lack the passes; frozen is still fine
             pass
-    return module, script
+    return script
 
 
-def bench_config(opts, work, name, batch, threads, compile_ms):
+def normalised_error(got, reference):
+    got = np.asarray(got, dtype=np.float64).reshape(reference.shape)
+    return float(np.max(np.abs(got - reference)) / max(1e-30, np.max(np.abs(reference))))
+
+
+def bench_config(opts, name, batch, threads, compile_ms, core_types):
     mdl, model_name, args, ctor, shape = MODELS[name]
+    work = opts.work
     torch.manual_seed(0)
     module = ctor().eval()
     weights = os.path.join(work, name + ".safetensors")
@@ -221,33 +259,60 @@ def bench_config(opts, work, name, batch, threads, compile_ms):
         write_safetensors(weights, module.state_dict())
     gen = torch.Generator().manual_seed(1234)
     x = torch.randn(*shape(batch), generator=gen)
-    input_path = os.path.join(work, "%s_b%d.npy" % (name, batch))
-    output_path = os.path.join(work, "%s_b%d_t%d_out.npy" % (name, batch, threads))
-    np.save(input_path, x.numpy())
+    stem = os.path.join(work, "%s_b%d" % (name, batch))
+    np.save(stem + ".npy", x.numpy())
+    x.numpy().astype("<f4").tofile(stem + ".f32")
+    out_stem = "%s_t%d" % (stem, threads)
+    with torch.no_grad():
+        reference = module.double()(x.double()).numpy()
+        module.float()
 
     torch.set_num_threads(threads)
-    modelc = ModelcProcess(opts.modelc_bench, mdl, model_name, args, weights, input_path,
-                           output_path, threads, opts.no_blas)
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(threads)
+    sides, outputs, children = {}, {}, []
+    raw = ChildSide([opts.modelc_bench, os.path.join(ROOT, mdl), "--model", model_name,
+                     "--weights", weights, "--input", stem + ".npy",
+                     "--output", out_stem + "_raw.npy", "--blas-threads", str(threads)]
+                    + (["--args", args] if args else []), env)
+    children.append(raw)
     if batch == 1 and threads == 1:
-        compile_ms[name] = modelc.info["compile_ms"]
-    eager, script = build_peers(module, x)
-    with torch.inference_mode():
-        reference = eager(x).numpy()
-    got = np.load(output_path)
-    err = float(np.max(np.abs(got - reference)) / max(1e-30, np.max(np.abs(reference))))
-    if err > 1e-4:
-        print("warning: %s batch %d: modelc differs from eager (normalised %.2e)"
-              % (name, batch, err), file=sys.stderr)
+        compile_ms[name] = raw.info["compile_ms"]
+    outputs["modelc raw"] = np.load(out_stem + "_raw.npy")
+    if os.path.exists(opts.api_bench):
+        api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-", weights,
+                         stem + ".f32"] + [str(d) for d in x.shape]
+                        + ["--output", out_stem + "_api.f32", "--threads", str(threads)], env)
+        children.append(api)
+        outputs["modelc api"] = np.fromfile(out_stem + "_api.f32", dtype="<f4")
+        sides["modelc api"] = api.time
+    sides["modelc run"] = CommandOn(raw, "time-run").time
+    sides["modelc raw"] = raw.time
 
-    sides = {
-        "modelc": lambda n: modelc.time(n),
-        "eager": lambda n: time_torch(eager, x, n),
-        "script": lambda n: time_torch(script, x, n),
-    }
-    skylakex = None
-    if opts.skylakex_peer:
-        skylakex = SkylakeXEagerProcess(name, input_path, threads)
-        sides["eager_skx"] = lambda n: skylakex.time(n)
+    script = torchscript(module, x)
+    with torch.inference_mode():
+        outputs["eager"] = module(x).numpy()
+        outputs["script"] = script(x).numpy()
+    sides["eager"] = lambda n: time_torch(module, x, n)
+    sides["script"] = lambda n: time_torch(script, x, n)
+    for core in core_types:
+        child_env = dict(env)
+        child_env["OPENBLAS_CORETYPE"] = core
+        out_path = "%s_%s.npy" % (out_stem, core)
+        peer = ChildSide([sys.executable, os.path.abspath(__file__), "--serve-eager",
+                          "%s,%s,%s,%d" % (name, stem + ".npy", out_path, threads)], child_env)
+        children.append(peer)
+        outputs["eager " + core] = np.load(out_path)
+        sides["eager " + core] = peer.time
+
+    errors = {side: normalised_error(out, reference) for side, out in outputs.items()}
+    failed = {side: err for side, err in errors.items() if err > PARITY}
+    if failed:
+        for child in children:
+            child.close()
+        sys.exit("parity failure, %s batch %d: %s (normalised error against float64, limit %g)"
+                 % (name, batch, ", ".join("%s %.2e" % kv for kv in failed.items()), PARITY))
+
     # Warm up every side and size blocks to ~opts.block_ms of work.
     per_call = {}
     for side, run in sides.items():
@@ -260,85 +325,148 @@ def bench_config(opts, work, name, batch, threads, compile_ms):
             count = max(3, int(opts.block_ms * 1000 / per_call[side]))
             samples[side] += sides[side](count)
             time.sleep(0.01)  # let spinning BLAS/OpenMP workers park
-    modelc.close()
-    if skylakex:
-        skylakex.close()
-    row = {"model": name, "batch": batch, "threads": threads, "err": err}
+    for child in children:
+        child.close()
+    row = {"model": name, "batch": batch, "threads": threads, "errors": errors}
     for side in sides:
         row[side] = (median(samples[side]), min(samples[side]))
+    peers = [s for s in sides if not s.startswith("modelc")]
+    row["peer"] = min(peers, key=lambda s: row[s][0])
     return row
 
 
-def weight_read_floor(opts):
-    out = subprocess.run([opts.gemm_bench, "--floor-bytes", str((784 * 256 + 256 + 256 * 10 + 10) * 4)],
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def peak_rss(opts):
+    """Peak RSS (ru_maxrss of a fresh process) of `modelc run` on LeNet-5 and
+    of PyTorch loading the same weights and running the same forward."""
+    rows = []
+    mdl, model_name, _, _, shape = MODELS["lenet5"]
+    weights = os.path.join(opts.work, "lenet5.safetensors")
+    for batch in (1, 64):
+        stem = os.path.join(opts.work, "lenet5_b%d" % batch)
+        if not os.path.exists(stem + ".npy"):
+            np.save(stem + ".npy", np.random.default_rng(0).standard_normal(shape(batch))
+                    .astype("<f4"))
+        cmds = {
+            "modelc run": [opts.modelc, "run", os.path.join(ROOT, mdl), "--model", model_name,
+                           "--device", "cpu", "--weights", weights, "--input", stem + ".npy",
+                           "--output", stem + "_rss.npy"],
+            "PyTorch eager": [sys.executable, os.path.abspath(__file__), "--rss-peer",
+                              stem + ".npy"],
+        }
+        for what, cmd in cmds.items():
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+            if status != 0:
+                sys.exit("%s failed: %s" % (what, " ".join(cmd)))
+            rows.append((what, batch, usage.ru_maxrss / 1024.0, wall * 1000))
+    return rows
+
+
+def rss_peer(input_path):
+    """What a PyTorch user runs for the same forward (the RSS comparison)."""
+    torch.set_num_threads(1)
+    module = LeNet5().eval()
+    from_file = {}
+    path = os.path.join(os.path.dirname(input_path), "lenet5.safetensors")
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        data = f.read()
+    for key, meta in header.items():
+        begin, end = meta["data_offsets"]
+        from_file[key] = torch.from_numpy(
+            np.frombuffer(data[begin:end], dtype="<f4").reshape(meta["shape"]).copy())
+    module.load_state_dict(from_file)
+    with torch.inference_mode():
+        module(torch.from_numpy(np.load(input_path)))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
-                        help="build folder with bin/modelc-bench")
+                        help="build folder with bin/modelc-bench and bin/modelc-api-bench")
     parser.add_argument("--models", default="mlp,lenet5,mlp_block")
     parser.add_argument("--batches", default="1,64,256")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--block-ms", type=float, default=60.0,
                         help="work per interleaved block and side")
+    parser.add_argument("--core-types", default=",".join(FORCED_CORE_TYPES),
+                        help="OpenBLAS core types to force for eager (those that run here)")
     parser.add_argument("--work", default="/tmp/modelc-bench", help="weights, inputs, outputs")
-    parser.add_argument("--no-blas", action="store_true", help="modelc without OpenBLAS")
+    parser.add_argument("--rss", action="store_true",
+                        help="also the peak RSS of `modelc run` and PyTorch on LeNet-5")
     parser.add_argument("--json", help="also write the rows here")
-    parser.add_argument("--skylakex-peer", action="store_true",
-                        help="add eager with OPENBLAS_CORETYPE=SkylakeX (informational)")
     parser.add_argument("--serve-eager", help=argparse.SUPPRESS)
+    parser.add_argument("--rss-peer", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-core", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if opts.probe_core:
+        torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+        print(openblas_core()[0])
+        return
     if opts.serve_eager:
         serve_eager(opts.serve_eager)
         return
-    opts.modelc_bench = os.path.join(opts.build, "bin", "modelc-bench")
-    opts.gemm_bench = os.path.join(opts.build, "bin", "modelc-gemm-bench")
+    if opts.rss_peer:
+        rss_peer(opts.rss_peer)
+        return
+    bin_dir = os.path.join(opts.build, "bin")
+    opts.modelc = os.path.join(bin_dir, "modelc")
+    opts.modelc_bench = os.path.join(bin_dir, "modelc-bench")
+    opts.api_bench = os.path.join(bin_dir, "modelc-api-bench")
     os.makedirs(opts.work, exist_ok=True)
 
+    core, lib = openblas_core()
+    # A forced core type "runs" when OpenBLAS takes it (it silently keeps its
+    # own pick for names it does not know) and it does not crash here.
+    core_types = []
+    for wanted in [c for c in opts.core_types.split(",") if c]:
+        env = dict(os.environ, OPENBLAS_CORETYPE=wanted)
+        probe = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe-core"],
+                               capture_output=True, text=True, env=env)
+        got = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else ""
+        if probe.returncode == 0 and got.lower() == wanted.lower():
+            core_types.append(wanted)
     load = os.getloadavg()
-    print("load average %.2f %.2f %.2f; torch %s; OpenBLAS %s" % (
-        load[0], load[1], load[2], torch.__version__, OPENBLAS_DIR))
+    print("load average %.2f %.2f %.2f; %s; torch %s; OpenBLAS %s, core %s autodetected; "
+          "forced core types that run: %s" % (load[0], load[1], load[2], cpu_model(),
+                                              torch.__version__, lib, core,
+                                              ", ".join(core_types) or "none"))
     rows, compile_ms = [], {}
-    header = ("| model | batch | thr | modelc med / min µs | eager med / min µs "
-              "| script med / min µs | eager/modelc | script/modelc |")
-    if opts.skylakex_peer:
-        header += " eager SkylakeX med / min µs | eager SkylakeX/modelc |"
+    peer_cols = ["eager", "script"] + ["eager " + c for c in core_types]
+    header = ("| model | batch | thr | modelc api med / min µs | run med / min | raw med / min | "
+              + " | ".join("%s med / min" % c for c in peer_cols)
+              + " | fastest peer | peer/modelc api | peer/modelc raw |")
     print(header)
-    print("|---" * header.count(" | ") + "|---|")
+    print("|---" * (header.count("|") - 1) + "|")
     for name in opts.models.split(","):
         for batch in [int(b) for b in opts.batches.split(",")]:
             for threads in [int(t) for t in opts.threads.split(",")]:
-                row = bench_config(opts, opts.work, name, batch, threads, compile_ms)
+                row = bench_config(opts, name, batch, threads, compile_ms, core_types)
                 rows.append(row)
-                m, e, s = row["modelc"], row["eager"], row["script"]
-                line = ("| %s | %d | %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f |"
-                        % (name, batch, threads, m[0], m[1], e[0], e[1], s[0], s[1],
-                           e[0] / m[0], s[0] / m[0]))
-                if "eager_skx" in row:
-                    k = row["eager_skx"]
-                    line += " %.1f / %.1f | %.2f |" % (k[0], k[1], k[0] / m[0])
-                print(line, flush=True)
+                cells = ["%.1f / %.1f" % row[s] if s in row else "-"
+                         for s in ["modelc api", "modelc run", "modelc raw"] + peer_cols]
+                peer = row[row["peer"]][0]
+                api = row.get("modelc api", row["modelc raw"])[0]
+                print("| %s | %d | %d | %s | %s | %.2f | %.2f |"
+                      % (name, batch, threads, " | ".join(cells), row["peer"], peer / api,
+                         peer / row["modelc raw"][0]), flush=True)
     print()
     for name, ms in compile_ms.items():
-        print("cold compile (parse+check+lower+JIT), %s: %.0f ms" % (name, ms))
-    if os.path.exists(opts.gemm_bench) and "mlp" in compile_ms:
-        floor = weight_read_floor(opts)
-        mlp = next(r for r in rows if r["model"] == "mlp" and r["batch"] == 1
-                   and r["threads"] == 1)
-        print("MLP batch 1 weight-read floor (%.2f MB): warm %.1f µs, cold %.1f µs; "
-              "modelc median %.1f µs = %.1fx warm floor, %.1fx cold floor"
-              % (floor["bytes"] / 1e6, floor["warm_us"], floor["cold_us"], mlp["modelc"][0],
-                 mlp["modelc"][0] / floor["warm_us"], mlp["modelc"][0] / floor["cold_us"]))
+        print("cold compile (parse+check+lower+JIT, fresh process), %s: %.0f ms" % (name, ms))
+    if opts.rss:
+        for what, batch, mib, wall in peak_rss(opts):
+            print("peak RSS, LeNet-5 batch %d, %s: %.1f MiB (process wall %.0f ms)"
+                  % (batch, what, mib, wall))
     load = os.getloadavg()
     print("load average after: %.2f %.2f %.2f" % load)
     if opts.json:
         with open(opts.json, "w") as f:
-            json.dump({"rows": rows, "compile_ms": compile_ms}, f, indent=1)
+            json.dump({"rows": rows, "compile_ms": compile_ms, "core": core}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -5,19 +5,23 @@
 // the weights and one input, warms up, then answers commands on stdin so
 // the driver can interleave it with PyTorch:
 //
-//   time N    -> one line: N per-forward times in nanoseconds
+//   time N      -> one line: N per-forward times in nanoseconds (raw entry)
+//   time-run N  -> the same through `modelc run`'s executor
 //   quit
 //
 // On start it prints one JSON line: compile time, the output file it wrote
 // (for the driver's parity check) and the thread count in use.
 //
-// Timed region: the compiled function itself, called through its packed
-// entry point with prebuilt descriptors and a preallocated output, as a
-// compiled `forward` would be called in a serving loop. Input checking and
-// output allocation (microseconds) happen once, outside.
+// Timed regions: `time` calls the compiled function itself through its
+// packed entry point with prebuilt descriptors and a preallocated output;
+// `time-run` calls exec::CompiledModel::call, the executor `modelc run`
+// uses (batch specialised to the input, as run does), with its input checks,
+// descriptors and output allocation. The embedding API's Function::call is
+// timed by modelc-api-bench.
 //
 //===----------------------------------------------------------------------===//
 
+#include "exec/CompiledModel.h"
 #include "exec/Executor.h"
 #include "jit/Jit.h"
 #include "mlirgen/MlirGen.h"
@@ -179,8 +183,29 @@ int main(int argc, char **argv) {
     packed.push_back(&p);
   auto forward = [&] { (*entry)(packed.data()); };
 
-  for (int i = 0; i < warmupOpt; ++i)
+  // The executor `modelc run` uses, compiled the same way (its own JIT).
+  exec::CompileModelOptions runOptions;
+  runOptions.useBlas = !noBlasOpt;
+  if (!dynamicBatchOpt)
+    runOptions.staticDims = sig->dims;
+  llvm::Expected<std::unique_ptr<exec::CompiledModel>> executor = exec::CompiledModel::create(
+      *compilation.program(), compilation.sourceMgr(), *model, *weights, runOptions, diags);
+  if (!executor)
+    fail(llvm::toString(executor.takeError()));
+  if (!*executor)
+    printDiagnosticsAndFail(diags, "the executor did not compile");
+  auto runForward = [&] {
+    llvm::Expected<std::optional<runtime::Tensor>> result = (*executor)->call(inputs, diags);
+    if (!result)
+      fail(llvm::toString(result.takeError()));
+    if (!*result)
+      printDiagnosticsAndFail(diags, "the executor's call failed");
+  };
+
+  for (int i = 0; i < warmupOpt; ++i) {
     forward();
+    runForward();
+  }
   if (!outputOpt.empty())
     if (llvm::Error err = runtime::writeNpy(outputOpt, output))
       fail(llvm::toString(std::move(err)));
@@ -193,14 +218,18 @@ int main(int argc, char **argv) {
   while (std::cin >> command) {
     if (command == "quit")
       break;
-    if (command != "time")
+    if (command != "time" && command != "time-run")
       fail("unknown command '" + command + "'");
+    bool throughExecutor = command == "time-run";
     int count = 0;
     std::cin >> count;
     times.assign(size_t(std::max(count, 0)), 0);
     for (int64_t &t : times) {
       auto start = std::chrono::steady_clock::now();
-      forward();
+      if (throughExecutor)
+        runForward();
+      else
+        forward();
       t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                                start)
               .count();

@@ -60,7 +60,10 @@ cl::opt<std::string> cudaOpt("cuda", cl::value_desc("emulate|driver"),
                              cl::desc("How cuda:N runs: on real GPUs through the driver (default; "
                                       "MODELC_CUDA=emulate changes it) or on the CPU emulator"),
                              cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<bool> noBlasOpt("no-blas", cl::desc("Lower f32 matmul to loops instead of OpenBLAS"),
+cl::opt<bool> noBlasOpt("no-blas",
+                        cl::desc("Lower f32 matmul and conv to loops instead of library calls "
+                                 "(MODELC_GEMM=auto|onednn-matmul|onednn-sgemm|openblas|loops "
+                                 "picks the library for matmuls; default: measured)"),
                         cl::sub(runCommand), cl::cat(driverCategory()));
 cl::list<std::string> importDirs("I", cl::Prefix, cl::value_desc("DIR"),
                                  cl::desc("Search DIR for imported modules"), cl::sub(runCommand),

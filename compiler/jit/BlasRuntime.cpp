@@ -1,32 +1,28 @@
-//===- BlasRuntime.cpp - C += A * B through oneDNN or OpenBLAS -------------===//
+//===- BlasRuntime.cpp - the matmul entries and malloc of compiled code ---===//
 
 #include "jit/BlasRuntime.h"
 
+#include "jit/GemmKernels.h"
+
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
-#if MODELC_HAVE_DNNL
-#include "jit/RuntimeThreads.h"
-
-#include <dnnl.h>
-#endif
-#if MODELC_HAVE_CBLAS
-#include <cblas.h>
-#endif
+using namespace modelc::jit;
 
 namespace {
 
-/// How a row-major BLAS should read a strided matrix, if it can: as stored
-/// or transposed, with leading dimension `ld`.
-struct BlasView {
+/// How a row-major library should read a strided matrix, if it can: as
+/// stored or transposed, with leading dimension `ld`.
+struct MatrixView {
   bool transposed;
   int64_t ld;
 };
 
-bool asBlasView(const StridedMemRefType<float, 2> &m, BlasView &view) {
+bool asMatrixView(const StridedMemRefType<float, 2> &m, MatrixView &view) {
   int64_t rows = m.sizes[0], cols = m.sizes[1];
   if (m.strides[1] == 1 && m.strides[0] >= std::max<int64_t>(cols, 1) && m.strides[0] <= INT_MAX) {
     view = {false, m.strides[0]};
@@ -39,77 +35,81 @@ bool asBlasView(const StridedMemRefType<float, 2> &m, BlasView &view) {
   return false;
 }
 
-#if !MODELC_HAVE_DNNL && MODELC_HAVE_CBLAS
-bool fitsInt(int64_t stride) { return stride > 0 && stride <= INT_MAX; }
+const float *dataOf(const StridedMemRefType<float, 2> &m) { return m.data + m.offset; }
 
-/// OpenBLAS (only without oneDNN, which is 4-6x faster on AVX-512 here:
-/// docs/performance.md). c = op(a) op(b) + c with CBLAS's row-major calls.
-void openBlasSgemm(int64_t m, int64_t n, int64_t k, const float *aData, BlasView av,
-                   const float *bData, BlasView bv, float *cData, int64_t ldc,
-                   const StridedMemRefType<float, 2> &a, const StridedMemRefType<float, 2> &b,
-                   const StridedMemRefType<float, 2> &c) {
-  auto trans = [](const BlasView &v) { return v.transposed ? CblasTrans : CblasNoTrans; };
-  // A single row or column (batch 1) is a matrix-vector product: sgemv
-  // skips sgemm's packing and is 2-3x faster at these sizes.
-  // Only on one BLAS thread: OpenBLAS splits sgemv over its threads from
-  // ~9k elements on, where sgemm stays single-threaded below 262k
-  // multiply-adds, and that sync costs more than the product here.
-  bool singleThreaded = openblas_get_num_threads() == 1;
-  if (singleThreaded && m == 1 && fitsInt(a.strides[1]) && fitsInt(c.strides[1])) {
-    // c[0, :] += op(B)^T a[0, :]; B is stored [k, n] (as stored) or [n, k].
-    bool stored = !bv.transposed;
-    cblas_sgemv(CblasRowMajor, stored ? CblasTrans : CblasNoTrans, static_cast<int>(stored ? k : n),
-                static_cast<int>(stored ? n : k), 1.0f, bData, static_cast<int>(bv.ld), aData,
-                static_cast<int>(a.strides[1]), 1.0f, cData, static_cast<int>(c.strides[1]));
+/// c = epilogue(a * b (+ c)) for any strides: the library kernels when a
+/// and b are row- or column-major and c row-major, else through a
+/// row-major copy of a, b and c.
+void multiply(StridedMemRefType<float, 2> &a, StridedMemRefType<float, 2> &b,
+              StridedMemRefType<float, 2> &c, bool accumulate, const Epilogue &epilogue) {
+  GemmProblem p;
+  p.m = c.sizes[0];
+  p.n = c.sizes[1];
+  p.k = a.sizes[1];
+  if (p.m == 0 || p.n == 0)
+    return;
+  p.accumulate = accumulate;
+  p.epilogue = epilogue;
+  MatrixView av, bv, cv;
+  bool fits = p.m <= INT_MAX && p.n <= INT_MAX && p.k <= INT_MAX;
+  if (fits && p.k > 0 && asMatrixView(a, av) && asMatrixView(b, bv) && asMatrixView(c, cv) &&
+      !cv.transposed) {
+    p.a = dataOf(a);
+    p.transposeA = av.transposed;
+    p.lda = av.ld;
+    p.b = dataOf(b);
+    p.transposeB = bv.transposed;
+    p.ldb = bv.ld;
+    p.c = c.data + c.offset;
+    p.ldc = cv.ld;
+    runGemm(p);
     return;
   }
-  if (singleThreaded && n == 1 && fitsInt(b.strides[0]) && fitsInt(c.strides[0])) {
-    // c[:, 0] += op(A) b[:, 0]; A is stored [m, k] (as stored) or [k, m].
-    bool stored = !av.transposed;
-    cblas_sgemv(CblasRowMajor, stored ? CblasNoTrans : CblasTrans, static_cast<int>(stored ? m : k),
-                static_cast<int>(stored ? k : m), 1.0f, aData, static_cast<int>(av.ld), bData,
-                static_cast<int>(b.strides[0]), 1.0f, cData, static_cast<int>(c.strides[0]));
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, trans(av), trans(bv), static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, aData, static_cast<int>(av.ld), bData,
-              static_cast<int>(bv.ld), 1.0f, cData, static_cast<int>(ldc));
+  // Rare layouts (and k == 0): dense copies, the reference loop, copy back.
+  auto dense = [](const StridedMemRefType<float, 2> &m) {
+    std::vector<float> out(size_t(m.sizes[0] * m.sizes[1]));
+    for (int64_t i = 0; i < m.sizes[0]; ++i)
+      for (int64_t j = 0; j < m.sizes[1]; ++j)
+        out[size_t(i * m.sizes[1] + j)] = dataOf(m)[i * m.strides[0] + j * m.strides[1]];
+    return out;
+  };
+  std::vector<float> aDense = dense(a), bDense = dense(b), cDense = dense(c);
+  p.a = aDense.data();
+  p.lda = std::max<int64_t>(p.k, 1);
+  p.b = bDense.data();
+  p.ldb = p.n;
+  p.c = cDense.data();
+  p.ldc = p.n;
+  runGemmKernel(GemmKernel::Loops, p);
+  float *cData = c.data + c.offset;
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j)
+      cData[i * c.strides[0] + j * c.strides[1]] = cDense[size_t(i * p.n + j)];
 }
-#endif
 
 } // namespace
 
 extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRefType<float, 2> *b,
                                     StridedMemRefType<float, 2> *c) {
-  int64_t m = c->sizes[0], n = c->sizes[1], k = a->sizes[1];
-  if (m == 0 || n == 0 || k == 0)
-    return;
-  const float *aData = a->data + a->offset;
-  const float *bData = b->data + b->offset;
-  float *cData = c->data + c->offset;
-  BlasView av, bv, cv;
-  bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
-  if (fits && asBlasView(*a, av) && asBlasView(*b, bv) && asBlasView(*c, cv) && !cv.transposed) {
-#if MODELC_HAVE_DNNL
-    // oneDNN picks its kernels by cpuid features (AVX-512 here), also for a
-    // single row: no sgemv special case needed.
-    modelc::jit::SerialScope serial(double(m) * double(n) * double(k) <
-                                    modelc::jit::kParallelMinMacs);
-    if (dnnl_sgemm(av.transposed ? 'T' : 'N', bv.transposed ? 'T' : 'N', m, n, k, 1.0f, aData,
-                   av.ld, bData, bv.ld, 1.0f, cData, cv.ld) == dnnl_success)
-      return;
-#elif MODELC_HAVE_CBLAS
-    openBlasSgemm(m, n, k, aData, av, bData, bv, cData, cv.ld, *a, *b, *c);
-    return;
-#endif
+  multiply(*a, *b, *c, /*accumulate=*/true, Epilogue());
+}
+
+extern "C" void modelc_matmul_epilogue_ciface(StridedMemRefType<float, 2> *a,
+                                              StridedMemRefType<float, 2> *b,
+                                              StridedMemRefType<float, 2> *c,
+                                              StridedMemRefType<float, 2> *x0,
+                                              StridedMemRefType<float, 2> *x1, int64_t steps) {
+  EpilogueOperand operands[kMaxEpilogueOperands];
+  StridedMemRefType<float, 2> *given[] = {x0, x1};
+  for (int i = 0; i < kMaxEpilogueOperands; ++i)
+    operands[i] = {dataOf(*given[i]), given[i]->strides[0], given[i]->strides[1]};
+  Epilogue epilogue;
+  if (!decodeEpilogue(steps, operands, kMaxEpilogueOperands, epilogue)) {
+    // The lowering only emits known steps; a mismatch means a stale binary.
+    std::fputs("modelc runtime: unknown matmul epilogue code\n", stderr);
+    std::abort();
   }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) {
-      float aip = aData[i * a->strides[0] + p * a->strides[1]];
-      for (int64_t j = 0; j < n; ++j)
-        cData[i * c->strides[0] + j * c->strides[1]] +=
-            aip * bData[p * b->strides[0] + j * b->strides[1]];
-    }
+  multiply(*a, *b, *c, /*accumulate=*/false, epilogue);
 }
 
 namespace {

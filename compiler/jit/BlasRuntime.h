@@ -5,11 +5,25 @@
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
-/// C += A * B for f32 matrices of any strides: OpenBLAS when each operand is
-/// row- or column-major, a plain loop otherwise. Bound by the JIT to
-/// `_mlir_ciface_modelc_sgemm`, which `mdl-matmul-to-blas` calls.
+/// C += A * B for f32 matrices of any strides: a library kernel (oneDNN's
+/// matmul primitive or sgemm, OpenBLAS; chosen by measurement, GemmChoice.h)
+/// when each operand is row- or column-major, a plain loop otherwise. Bound
+/// by the JIT to `_mlir_ciface_modelc_sgemm`, which `mdl-matmul-to-blas`
+/// calls.
 extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRefType<float, 2> *b,
                                     StridedMemRefType<float, 2> *c);
+
+/// C = epilogue(A * B) in one call: `steps` lists what follows the product,
+/// four bits per step from the low end (GemmKernels.h: 1 add the next of
+/// X0, X1; 2 ReLU; 3 GELU (erf); 4 tanh; 5 SiLU; 6 sigmoid; 0 ends). An Add
+/// operand with row stride 0 is a bias row. With oneDNN's matmul primitive
+/// the epilogue runs as post-ops on each block while it is in cache.
+/// Bound to `_mlir_ciface_modelc_matmul_epilogue`.
+extern "C" void modelc_matmul_epilogue_ciface(StridedMemRefType<float, 2> *a,
+                                              StridedMemRefType<float, 2> *b,
+                                              StridedMemRefType<float, 2> *c,
+                                              StridedMemRefType<float, 2> *x0,
+                                              StridedMemRefType<float, 2> *x1, int64_t steps);
 
 /// malloc/free for JIT-compiled code (the JIT binds its `malloc` and `free`
 /// to these): blocks of 64 KiB and more are kept per thread and reused by

@@ -1,20 +1,22 @@
 //===- ConvRuntime.cpp - output += conv2d(input, weight) through oneDNN ---===//
 
 #include "jit/ConvRuntime.h"
+#include "jit/GemmKernels.h"
 
 #include <array>
 #include <cstddef>
 #include <vector>
 
 #if MODELC_HAVE_DNNL
+#include "jit/DnnlSupport.h"
 #include "jit/RuntimeThreads.h"
 
-#include <cstdlib>
-#include <dnnl.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+
+using namespace modelc::jit;
 #endif
 
 namespace {
@@ -48,7 +50,33 @@ View5 asRank5(const UnrankedMemRefType<float> &memref, int groupDim) {
 
 struct ConvParams {
   int64_t stride[2], pad[2], dilation[2];
+  /// output += conv (else output = conv).
+  bool accumulate = true;
+  /// Added per output channel before the activations; null for none.
+  const float *bias = nullptr;
+  /// Activations after the sum, as jit/GemmKernels.h encodes them.
+  int64_t activations = 0;
 };
+
+/// Bias and activations over the output after a conv that did neither.
+void applyEpilogue(const View5 &out, const ConvParams &p) {
+  if (!p.bias && p.activations == 0)
+    return;
+  modelc::jit::Epilogue activations;
+  modelc::jit::decodeEpilogue(p.activations, nullptr, 0, activations);
+  for (int64_t n = 0; n < out.sizes[0]; ++n)
+    for (int64_t g = 0; g < out.sizes[1]; ++g)
+      for (int64_t o = 0; o < out.sizes[2]; ++o)
+        for (int64_t y = 0; y < out.sizes[3]; ++y)
+          for (int64_t x = 0; x < out.sizes[4]; ++x) {
+            float &v = out.data[n * out.strides[0] + g * out.strides[1] + o * out.strides[2] +
+                                y * out.strides[3] + x * out.strides[4]];
+            if (p.bias)
+              v += p.bias[g * out.sizes[2] + o];
+            for (int s = 0; s < activations.stepCount; ++s)
+              v = modelc::jit::applyActivation(activations.steps[size_t(s)], v);
+          }
+}
 
 /// The plain definition, for operands oneDNN cannot take (or no oneDNN).
 void convLoop(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
@@ -76,9 +104,11 @@ void convLoop(const View5 &in, const View5 &w, const View5 &out, const ConvParam
                                 i * w.strides[3] + j * w.strides[4]];
                 }
               }
-            out.data[n * out.strides[0] + g * out.strides[1] + o * out.strides[2] +
-                     y * out.strides[3] + x * out.strides[4]] += sum;
+            float &dst = out.data[n * out.strides[0] + g * out.strides[1] + o * out.strides[2] +
+                                  y * out.strides[3] + x * out.strides[4]];
+            dst = p.accumulate ? dst + sum : sum;
           }
+  applyEpilogue(out, p);
 }
 
 #if MODELC_HAVE_DNNL
@@ -100,11 +130,6 @@ struct CachedConv {
   Operand src, weights, dst;
   size_t scratchpadBytes = 0;
 };
-
-dnnl::engine &cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 /// The group and channel dims merged (oneDNN's NCHW has one channel dim);
 /// false when their strides do not allow it.
@@ -158,16 +183,30 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     auto any = [](const memory::desc &plain) {
       return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
     };
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        blocked ? any(entry->src.user) : entry->src.user,
-        blocked ? any(entry->weights.user) : entry->weights.user,
-        blocked ? any(entry->dst.user) : entry->dst.user, strides, dilations, pads, pads);
-    // The output accumulates (it holds the bias or zeros), as linalg's conv.
-    dnnl::post_ops accumulate;
-    accumulate.append_sum(1.0f);
+    memory::desc src = blocked ? any(entry->src.user) : entry->src.user,
+                 weights = blocked ? any(entry->weights.user) : entry->weights.user,
+                 dst = blocked ? any(entry->dst.user) : entry->dst.user;
+    dnnl::convolution_forward::desc desc =
+        p.bias ? dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                     weights, memory::desc({dstSizes[1]}, memory::data_type::f32, {1}), dst,
+                     strides, dilations, pads, pads)
+               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src, weights,
+                                                 dst, strides, dilations, pads, pads);
+    // As the lowering asks: accumulate into the output (sum post-op) or
+    // overwrite it, the bias as the primitive's bias, then activations as
+    // eltwise post-ops while each block is in cache.
+    dnnl::post_ops ops;
+    if (p.accumulate)
+      ops.append_sum(1.0f);
+    modelc::jit::Epilogue activations;
+    modelc::jit::decodeEpilogue(p.activations, nullptr, 0, activations);
+    for (int s = 0; s < activations.stepCount; ++s)
+      ops.append_eltwise(1.0f, eltwiseAlgorithm(activations.steps[size_t(s)]),
+                         eltwiseAlpha(activations.steps[size_t(s)]), 0.0f);
     dnnl::primitive_attr attr;
-    attr.set_post_ops(accumulate);
+    attr.set_post_ops(ops);
     // Each call brings its own scratchpad: concurrent calls share nothing.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
@@ -190,8 +229,8 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
     key.insert(key.end(), view->sizes.begin(), view->sizes.end());
     key.insert(key.end(), view->strides.begin(), view->strides.end());
   }
-  key.insert(key.end(),
-             {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1]});
+  key.insert(key.end(), {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
+                         p.accumulate, p.bias != nullptr, p.activations});
   return key;
 }
 
@@ -207,25 +246,6 @@ const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out,
   return *slot; // entries are never erased, so the reference stays valid
 }
 
-/// A 64-byte aligned buffer per thread and role, grown on demand: calls on
-/// one thread run one after another, so they can share it.
-class ThreadBuffer {
-public:
-  ~ThreadBuffer() { std::free(data); }
-  void *get(size_t bytes) {
-    if (bytes > capacity) {
-      std::free(data);
-      capacity = (bytes + 63) / 64 * 64;
-      data = std::aligned_alloc(64, capacity);
-    }
-    return data;
-  }
-
-private:
-  void *data = nullptr;
-  size_t capacity = 0;
-};
-
 bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
   // The same decision when the primitive is created (it may size its work
   // split then) and run.
@@ -238,9 +258,9 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
   const CachedConv &conv = lookupConv(in, w, out, p);
   if (!conv.primitive)
     return false;
-  thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer, scratchpadBuffer;
+  thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer;
   dnnl::engine &engine = cpuEngine();
-  thread_local dnnl::stream stream(engine);
+  dnnl::stream &stream = threadStream();
   using dnnl::memory;
   // The caller's buffer, or its copy in the primitive's layout.
   auto operand = [&](const Operand &o, float *data, ThreadBuffer &buffer) {
@@ -257,15 +277,16 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
     conv.src.toInner->execute(stream, srcUser, src);
   if (conv.weights.toInner)
     conv.weights.toInner->execute(stream, weightsUser, weights);
-  if (conv.dst.toInner)
+  if (conv.dst.toInner && p.accumulate)
     conv.dst.toInner->execute(stream, dstUser, dst);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (p.bias)
+    args.emplace(DNNL_ARG_BIAS,
+                 memory(memory::desc({out.sizes[1] * out.sizes[2]}, memory::data_type::f32, {1}),
+                        engine, const_cast<float *>(p.bias)));
   if (conv.scratchpadBytes > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 memory(memory::desc({static_cast<memory::dim>(conv.scratchpadBytes)},
-                                     memory::data_type::u8, memory::format_tag::a),
-                        engine, scratchpadBuffer.get(conv.scratchpadBytes)));
+    args.emplace(DNNL_ARG_SCRATCHPAD, threadScratchpad(conv.scratchpadBytes));
   conv.primitive->execute(stream, args);
   if (conv.dst.toUser)
     conv.dst.toUser->execute(stream, dst, dstUser);
@@ -277,19 +298,47 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
 
 } // namespace
 
-extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
-                                     UnrankedMemRefType<float> *weight,
-                                     UnrankedMemRefType<float> *output, int64_t strideH,
-                                     int64_t strideW, int64_t padH, int64_t padW, int64_t dilationH,
-                                     int64_t dilationW) {
+namespace {
+
+void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
+            UnrankedMemRefType<float> *output, const ConvParams &params) {
   View5 in = asRank5(*input, 1), w = asRank5(*weight, 0), out = asRank5(*output, 1);
   for (int64_t size : out.sizes)
     if (size == 0)
       return;
-  ConvParams params{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}};
 #if MODELC_HAVE_DNNL
   if (in.sizes[2] != 0 && runConv(in, w, out, params))
     return;
 #endif
   convLoop(in, w, out, params);
+}
+
+} // namespace
+
+extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
+                                     UnrankedMemRefType<float> *weight,
+                                     UnrankedMemRefType<float> *output, int64_t strideH,
+                                     int64_t strideW, int64_t padH, int64_t padW, int64_t dilationH,
+                                     int64_t dilationW) {
+  conv2d(input, weight, output,
+         ConvParams{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}});
+}
+
+extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
+                                              UnrankedMemRefType<float> *weight,
+                                              UnrankedMemRefType<float> *output,
+                                              UnrankedMemRefType<float> *bias, int64_t strideH,
+                                              int64_t strideW, int64_t padH, int64_t padW,
+                                              int64_t dilationH, int64_t dilationW, int64_t flags,
+                                              int64_t activations) {
+  ConvParams params{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}};
+  params.accumulate = flags & kConvAccumulate;
+  if (flags & kConvBias) {
+    // A contiguous rank-1 buffer of the output channels (the lowering
+    // passes the bias tensor itself).
+    auto *words = static_cast<int64_t *>(bias->descriptor);
+    params.bias = reinterpret_cast<const float *>(words[1]) + words[2];
+  }
+  params.activations = activations;
+  conv2d(input, weight, output, params);
 }

@@ -21,4 +21,23 @@ extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
                                      int64_t strideW, int64_t padH, int64_t padW, int64_t dilationH,
                                      int64_t dilationW);
 
+/// `flags` of modelc_conv2d_epilogue.
+enum : int64_t { kConvAccumulate = 1, kConvBias = 2 };
+
+/// output = act(conv2d(input, weight) (+ output when flags has
+/// kConvAccumulate) (+ bias[channel] when it has kConvBias)): the
+/// activations (ReLU, GELU, tanh, SiLU, sigmoid; jit/GemmKernels.h's
+/// four-bit codes, no Add) run as oneDNN post-ops while each block is in
+/// cache, and without kConvAccumulate the output is only written. `bias` is
+/// a contiguous rank-1 buffer of the output channels (any buffer when
+/// unused). Bound to `_mlir_ciface_modelc_conv2d_epilogue`, which
+/// `mdl-conv-to-runtime` calls.
+extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
+                                              UnrankedMemRefType<float> *weight,
+                                              UnrankedMemRefType<float> *output,
+                                              UnrankedMemRefType<float> *bias, int64_t strideH,
+                                              int64_t strideW, int64_t padH, int64_t padW,
+                                              int64_t dilationH, int64_t dilationW, int64_t flags,
+                                              int64_t activations);
+
 #endif // MODELC_JIT_CONVRUNTIME_H

@@ -130,8 +130,14 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     llvm::orc::SymbolMap symbols;
     symbols[interner(std::string("_mlir_ciface_") + lower::kSgemmFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_sgemm_ciface), llvm::JITSymbolFlags::Exported};
+    symbols[interner(std::string("_mlir_ciface_") + lower::kMatmulEpilogueFunction)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&modelc_matmul_epilogue_ciface),
+        llvm::JITSymbolFlags::Exported};
     symbols[interner(std::string("_mlir_ciface_") + lower::kConv2dFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_conv2d_ciface), llvm::JITSymbolFlags::Exported};
+    symbols[interner(std::string("_mlir_ciface_") + lower::kConv2dEpilogueFunction)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&modelc_conv2d_epilogue_ciface),
+        llvm::JITSymbolFlags::Exported};
     // Bufferization copies between differently laid out buffers with it.
     // Intermediates: reuse large blocks across calls (see BlasRuntime.h).
     symbols[interner("malloc")] = {llvm::orc::ExecutorAddr::fromPtr(&modelc_jit_malloc),

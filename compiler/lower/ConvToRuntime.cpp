@@ -1,14 +1,22 @@
 //===- ConvToRuntime.cpp - f32 linalg convs on buffers -> modelc_conv2d ---===//
 //
 // After bufferization, each f32 `linalg.conv_2d_nchw_fchw` (and grouped
-// `linalg.conv_2d_ngchw_gfchw`) on memrefs becomes
-// `call @modelc_conv2d(input, weight, output, strides, padding, dilations)`
-// (output += conv) with the operands cast to unranked memrefs; the JIT binds
-// it to a oneDNN convolution. Padding is already in the input (tensor.pad),
-// so the call passes zero.
+// `linalg.conv_2d_ngchw_gfchw`) on memrefs becomes `call
+// @modelc_conv2d_epilogue(input, weight, output, bias, strides, padding,
+// dilations, flags, activations)` with the operands cast to unranked
+// memrefs; the JIT binds it to a oneDNN convolution (jit/ConvRuntime.h).
+//
+// ConvLowering writes a padded input (zero fill + copy into a subview), the
+// bias broadcast into the output, the conv accumulating into it, and an
+// activation as a separate loop nest. For an ungrouped conv the call takes
+// what those loops did instead, so that none of them runs: the unpadded
+// input with the padding as the primitive's, the bias as the primitive's
+// bias (or a zero fill as "overwrite"), and an activation loop that only
+// reads the conv's output as eltwise post-ops writing the loop's output.
 //
 //===----------------------------------------------------------------------===//
 
+#include "lower/EpilogueMatch.h"
 #include "lower/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,6 +29,9 @@ using namespace mlir;
 
 namespace modelc::lower {
 namespace {
+
+/// modelc_conv2d_epilogue's flags (jit/ConvRuntime.h).
+constexpr int64_t kAccumulate = 1, kBias = 2;
 
 /// The f32 named convs the runtime takes, on buffers; null otherwise.
 linalg::LinalgOp asRuntimeConv(Operation *op) {
@@ -35,12 +46,166 @@ linalg::LinalgOp asRuntimeConv(Operation *op) {
   return f32Buffers ? linalgOp : linalg::LinalgOp();
 }
 
+/// What the call does besides the conv, found in the loops around it.
+struct ConvFolds {
+  /// The input without padding and the padding, when the padded copy folds.
+  Value unpadded;
+  int64_t pad[2] = {0, 0};
+  SmallVector<Operation *> padOps; // fill, subview, copy, alloc
+  /// The init that folds: a bias broadcast or a zero fill (else accumulate).
+  Operation *init = nullptr;
+  Value bias;
+  /// The activation loop that folds, and its steps.
+  linalg::GenericOp activation;
+  EpilogueMatch steps;
+};
+
+bool isZeroFill(Operation *op, Value buffer) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs()[0] == buffer && isFloatConstant(fill.getInputs()[0], 0.0);
+  if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
+    return map.getInit() == buffer && map.getInputs().empty() &&
+           isFloatConstant(yield.getOperand(0), 0.0);
+  }
+  return false;
+}
+
+/// `alloc; zero fill; copy x into subview [0, 0, ph, pw]` feeding the conv
+/// alone, with the alloc's H and W exactly x's plus twice the offsets.
+void foldPadding(linalg::LinalgOp conv, ConvFolds &folds) {
+  Value padded = conv.getDpsInputOperand(0)->get();
+  auto alloc = padded.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc.getType().isDynamicDim(2) || alloc.getType().isDynamicDim(3))
+    return;
+  Operation *fill = nullptr;
+  memref::SubViewOp subview;
+  for (Operation *user : padded.getUsers()) {
+    if (user == conv.getOperation())
+      continue;
+    if (!fill && isZeroFill(user, padded))
+      fill = user;
+    else if (!subview && isa<memref::SubViewOp>(user))
+      subview = cast<memref::SubViewOp>(user);
+    else
+      return;
+  }
+  if (!fill || !subview || !subview->hasOneUse())
+    return;
+  auto copy = dyn_cast<memref::CopyOp>(*subview->getUsers().begin());
+  if (!copy || copy.getTarget() != subview.getResult() || copy->getBlock() != conv->getBlock() ||
+      !copy->isBeforeInBlock(conv))
+    return;
+  Value source = copy.getSource();
+  auto sourceType = cast<MemRefType>(source.getType());
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+  if (sourceType.getRank() != 4 || !sourceType.getLayout().isIdentity() ||
+      llvm::any_of(subview.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
+      offsets[0] != 0 || offsets[1] != 0 || ShapedType::isDynamic(offsets[2]) ||
+      ShapedType::isDynamic(offsets[3]))
+    return;
+  for (int d = 2; d < 4; ++d)
+    if (sourceType.isDynamicDim(d) ||
+        alloc.getType().getDimSize(d) != sourceType.getDimSize(d) + 2 * offsets[d])
+      return;
+  // The call reads x where the conv ran: nothing in between may change it.
+  if (writtenBetween(copy, conv, {rootBuffer(source)}))
+    return;
+  folds.unpadded = source;
+  folds.pad[0] = offsets[2];
+  folds.pad[1] = offsets[3];
+  folds.padOps = {copy, subview, fill, alloc};
+}
+
+/// The output's init before the conv: a bias broadcast or a zero fill that
+/// only the conv reads.
+void foldInit(linalg::LinalgOp conv, ConvFolds &folds) {
+  Value out = conv.getDpsInitOperand(0)->get();
+  if (!out.getDefiningOp<memref::AllocOp>())
+    return;
+  Operation *writer = nullptr;
+  for (Operation *user : out.getUsers()) {
+    if (user == conv.getOperation())
+      continue;
+    if (user->getBlock() != conv->getBlock())
+      return;
+    if (!user->isBeforeInBlock(conv))
+      continue;
+    if (writer)
+      return;
+    writer = user;
+  }
+  if (!writer)
+    return;
+  if (isZeroFill(writer, out)) {
+    folds.init = writer;
+    return;
+  }
+  auto broadcast = dyn_cast<linalg::GenericOp>(writer);
+  MLIRContext *ctx = conv.getContext();
+  if (!broadcast || broadcast.getNumDpsInputs() != 1 || broadcast.getNumDpsInits() != 1 ||
+      broadcast.getDpsInitOperand(0)->get() != out ||
+      broadcast.getNumParallelLoops() != broadcast.getNumLoops())
+    return;
+  OpOperand *bias = broadcast.getDpsInputOperand(0);
+  auto biasType = dyn_cast<MemRefType>(bias->get().getType());
+  auto yield = cast<linalg::YieldOp>(broadcast.getBody()->getTerminator());
+  if (!biasType || biasType.getRank() != 1 || !biasType.getLayout().isIdentity() ||
+      broadcast.getMatchingIndexingMap(bias) !=
+          AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      !broadcast.getMatchingIndexingMap(broadcast.getDpsInitOperand(0)).isIdentity() ||
+      yield.getOperand(0) != broadcast.getMatchingBlockArgument(bias))
+    return;
+  if (writtenBetween(broadcast, conv, {rootBuffer(bias->get())}))
+    return;
+  folds.init = broadcast;
+  folds.bias = bias->get();
+}
+
+/// One activation loop after the conv that is the only other reader of its
+/// output, on the same shape (ReLU, GELU, tanh, SiLU, sigmoid).
+void foldActivation(linalg::LinalgOp conv, ConvFolds &folds) {
+  Value out = conv.getDpsInitOperand(0)->get();
+  linalg::GenericOp generic;
+  for (Operation *user : out.getUsers()) {
+    if (user == conv.getOperation() || user == folds.init)
+      continue;
+    if (generic || !isa<linalg::GenericOp>(user))
+      return;
+    generic = cast<linalg::GenericOp>(user);
+  }
+  if (!generic || generic->getBlock() != conv->getBlock() || !conv->isBeforeInBlock(generic) ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputOperand(0)->get() != out ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return;
+  EpilogueMatch steps;
+  SmallVector<bool> addable(generic.getBody()->getNumArguments(), false);
+  if (!matchEpilogueBody(generic, generic.getMatchingBlockArgument(generic.getDpsInputOperand(0)),
+                         addable, steps))
+    return;
+  // The call moves to the loop's place: its inputs must still hold what
+  // the conv read.
+  SmallVector<Value> roots = {
+      rootBuffer(folds.unpadded ? folds.unpadded : conv.getDpsInputOperand(0)->get()),
+      rootBuffer(conv.getDpsInputOperand(1)->get())};
+  if (folds.bias)
+    roots.push_back(rootBuffer(folds.bias));
+  if (writtenBetween(conv, generic, roots) ||
+      llvm::is_contained(roots, rootBuffer(generic.getDpsInitOperand(0)->get())))
+    return;
+  folds.activation = generic;
+  folds.steps = steps;
+}
+
 struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvToRuntimePass)
 
   StringRef getArgument() const final { return "mdl-conv-to-runtime"; }
   StringRef getDescription() const final {
-    return "Replace f32 linalg convs on memrefs with calls to modelc_conv2d (oneDNN)";
+    return "Replace f32 linalg convs on memrefs (with their padding copy, bias broadcast and "
+           "activation loop) with calls to modelc_conv2d_epilogue (oneDNN)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect, memref::MemRefDialect>();
@@ -59,18 +224,26 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
 
     auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), Attribute());
     Type i64 = IntegerType::get(ctx, 64);
-    auto callee = module.lookupSymbol<func::FuncOp>(kConv2dFunction);
+    auto callee = module.lookupSymbol<func::FuncOp>(kConv2dEpilogueFunction);
     if (!callee) {
       OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      SmallVector<Type> argTypes = {unranked, unranked, unranked};
-      argTypes.append(6, i64); // stride h/w, padding h/w, dilation h/w
-      callee = func::FuncOp::create(builder, module.getLoc(), kConv2dFunction,
+      SmallVector<Type> argTypes = {unranked, unranked, unranked, unranked};
+      argTypes.append(8, i64); // stride h/w, padding h/w, dilation h/w, flags, activations
+      callee = func::FuncOp::create(builder, module.getLoc(), kConv2dEpilogueFunction,
                                     builder.getFunctionType(argTypes, {}));
       callee.setPrivate();
       callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
     }
     for (linalg::LinalgOp conv : convs) {
-      OpBuilder builder(conv);
+      ConvFolds folds;
+      if (isa<linalg::Conv2DNchwFchwOp>(conv.getOperation())) {
+        foldPadding(conv, folds);
+        foldInit(conv, folds);
+        if (folds.init)
+          foldActivation(conv, folds);
+      }
+      Operation *at = folds.activation ? folds.activation.getOperation() : conv.getOperation();
+      OpBuilder builder(at);
       Location loc = conv.getLoc();
       auto attrPair = [&](StringRef name) {
         auto values = cast<DenseIntElementsAttr>(conv->getAttr(name)).getValues<int64_t>();
@@ -78,13 +251,28 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
       };
       auto [strideH, strideW] = attrPair("strides");
       auto [dilationH, dilationW] = attrPair("dilations");
+      Value input = folds.unpadded ? folds.unpadded : conv.getDpsInputOperand(0)->get();
+      Value output = folds.activation ? folds.activation.getDpsInitOperand(0)->get()
+                                      : conv.getDpsInitOperand(0)->get();
+      Value bias = folds.bias ? folds.bias : output;
       SmallVector<Value> args;
-      for (Value operand : conv->getOperands())
+      for (Value operand : {input, conv.getDpsInputOperand(1)->get(), output, bias})
         args.push_back(memref::CastOp::create(builder, loc, unranked, operand));
-      for (int64_t value : {strideH, strideW, int64_t(0), int64_t(0), dilationH, dilationW})
+      int64_t flags = (folds.init ? 0 : kAccumulate) | (folds.bias ? kBias : 0);
+      for (int64_t value : {strideH, strideW, folds.pad[0], folds.pad[1], dilationH, dilationW,
+                            flags, folds.activation ? folds.steps.code() : int64_t(0)})
         args.push_back(arith::ConstantIntOp::create(builder, loc, value, 64));
       func::CallOp::create(builder, loc, callee, args);
+      Value convOut = conv.getDpsInitOperand(0)->get();
+      if (folds.activation)
+        folds.activation.erase();
       conv->erase();
+      if (folds.init)
+        folds.init->erase();
+      for (Operation *op : folds.padOps)
+        op->erase();
+      if (folds.activation && convOut.use_empty())
+        convOut.getDefiningOp()->erase();
     }
   }
 };

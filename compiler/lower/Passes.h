@@ -38,10 +38,19 @@ std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
 
+/// C = epilogue(A * B): `_mlir_ciface_modelc_matmul_epilogue(A, B, C, X0, X1,
+/// int64_t steps)` (2-D strided memrefs; jit/BlasRuntime.h has the encoding).
+inline constexpr const char *kMatmulEpilogueFunction = "modelc_matmul_epilogue";
+
 /// Name of the runtime function the conv pass calls; its C entry point is
 /// `_mlir_ciface_modelc_conv2d(UnrankedMemRefType<float> *input, *weight,
 /// *output, int64_t strideH, strideW, padH, padW, dilationH, dilationW)`.
 inline constexpr const char *kConv2dFunction = "modelc_conv2d";
+
+/// output = act(conv (+ output) (+ bias)): `_mlir_ciface_modelc_conv2d_epilogue(
+/// input, weight, output, bias, strides, padding, dilations, int64_t flags,
+/// int64_t activations)` (jit/ConvRuntime.h has the encoding).
+inline constexpr const char *kConv2dEpilogueFunction = "modelc_conv2d_epilogue";
 
 struct CpuPipelineOptions {
   /// Call the runtime's library code (oneDNN, else OpenBLAS) for f32 matmul

@@ -4,13 +4,14 @@
 
 !x = tensor<?x8xf32, #mdl.device<cpu>>
 
-// BLAS: llvm.func private @modelc_sgemm(
-// BLAS: llvm.call @_mlir_ciface_modelc_sgemm(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
-// BLAS: llvm.func @_mlir_ciface_modelc_sgemm(!llvm.ptr, !llvm.ptr, !llvm.ptr)
+// The matmul, bias and GELU are one library call (the epilogue runs in the
+// library: no erf loop is left); the steps code is an i64 argument.
+// BLAS: llvm.func private @modelc_matmul_epilogue(
+// BLAS: llvm.call @_mlir_ciface_modelc_matmul_epilogue(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
+// BLAS: llvm.func @_mlir_ciface_modelc_matmul_epilogue(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)
 // BLAS-LABEL: llvm.func @mlp
-// BLAS: llvm.call @modelc_sgemm(
-// GELU's erf comes from libm.
-// BLAS: llvm.call @erff
+// BLAS: llvm.call @modelc_matmul_epilogue(
+// BLAS-NOT: llvm.call @erff
 // BLAS-NOT: func.func
 // BLAS-NOT: linalg.
 // BLAS-NOT: mdl.

@@ -14,9 +14,9 @@
 // LLVM: llvm.func @conv_pool
 // LLVM: llvm.func @indexing_and_losses
 // LLVM: llvm.func @creation
-// Both convs (plain and grouped) call the runtime with stride, padding (in
-// the input already: 0) and dilation.
-// CONV-CALLS-COUNT-2: llvm.call @modelc_conv2d({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
+// Both convs (plain and grouped) call the runtime with stride, padding,
+// dilation, flags and activations (lower-conv-epilogue.mlir has the folds).
+// CONV-CALLS-COUNT-2: llvm.call @modelc_conv2d_epilogue({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
 // CONV-CALLS-NOT: llvm.call @modelc_conv2d
 // LOOPS-NOT: modelc_conv2d
 // LOOPS: llvm.func @conv_pool

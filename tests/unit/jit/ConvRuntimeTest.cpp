@@ -11,6 +11,7 @@
 #include "JitTestUtils.h"
 
 #include <array>
+#include <cmath>
 #include <thread>
 
 using namespace modelc::jit;
@@ -127,6 +128,45 @@ TEST(ConvRuntimeTest, DepthwiseStridedDilated) {
 TEST(ConvRuntimeTest, LeNetShapesAtBatch64) {
   checkConv({64, 1, 1, 32, 32, 6, 5, 5, {1, 1}, {0, 0}, {1, 1}}, true);
   checkConv({64, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}}, true);
+}
+
+// modelc_conv2d_epilogue: padding given to the primitive, the bias as its
+// bias, the output overwritten (NaNs in it must not leak), then ReLU or
+// GELU as post-ops; and with kConvAccumulate, the old output added first.
+TEST(ConvRuntimeTest, EpilogueBiasActivationOverwriteOrAccumulate) {
+  for (bool accumulate : {false, true})
+    for (int64_t activation : {int64_t(2), int64_t(3)})     // ReLU, GELU
+      for (int64_t inChannels : {int64_t(1), int64_t(6)}) { // plain and blocked layouts
+        ConvCase cc{3, 1, inChannels, 12, 12, 16, 5, 5, {1, 1}, {2, 2}, {1, 1}};
+        int64_t oh = cc.outHeight(), ow = cc.outWidth();
+        OwnedMemRef<float, 4> x({cc.batch, inChannels, 12, 12}), w({16, inChannels, 5, 5}),
+            y({cc.batch, 16, oh, ow}), bias4({1, 1, 1, 16});
+        fillRandom(x.values(), 6);
+        fillRandom(w.values(), 7);
+        fillRandom(bias4.values(), 8);
+        std::vector<float> init(y.values().size(), 0.0f);
+        if (accumulate)
+          fillRandom(init, 9);
+        // In place: the descriptor points at this buffer.
+        if (accumulate)
+          std::copy(init.begin(), init.end(), y.values().begin());
+        else
+          std::fill(y.values().begin(), y.values().end(), NAN);
+        std::vector<float> expected = directConv(cc, x.values(), w.values(), init);
+        for (size_t i = 0; i < expected.size(); ++i) {
+          double v = double(expected[i]) + bias4.values()[(i / size_t(oh * ow)) % 16];
+          expected[i] = float(activation == 2 ? std::max(v, 0.0)
+                                              : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+        }
+        auto inU = unranked(x), wU = unranked(w), outU = unranked(y);
+        // The bias is read as a contiguous rank-1 buffer; a rank-4 view of
+        // the same 16 floats works as well for the test.
+        auto biasU = unranked(bias4);
+        modelc_conv2d_epilogue_ciface(&inU, &wU, &outU, &biasU, 1, 1, 2, 2, 1, 1,
+                                      kConvBias | (accumulate ? int64_t(kConvAccumulate) : 0),
+                                      activation);
+        expectNear(y.values(), expected, 1e-4f);
+      }
 }
 
 // An input that is a view (every other channel of a larger buffer): the

@@ -1,0 +1,147 @@
+//===- api_bench.cpp - time Function::call of the embedding API -----------===//
+//
+// The path an embedding application calls (include/modelc): compile the
+// file, instantiate, load the weights, compile `forward` once (symbolic
+// dims stay dynamic, as the API keeps them), then time `Function::call`:
+// input checks, descriptors, output allocation and the compiled code.
+// Linked against libmodelc only. Same protocol as modelc-bench, for
+// bench/cpu_vs_pytorch.py:
+//
+//   modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... --output OUT.f32
+//   stdin: `time N` -> one line of N per-call times in nanoseconds; `quit`
+//
+// ARGS is `in=784,hidden=256` or `-`; INPUT.f32 holds the input's float32
+// values, row-major, of shape DIM...
+//
+//===----------------------------------------------------------------------===//
+
+#include "modelc/modelc.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "modelc-api-bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+template <typename T> T check(modelc::api::Result<T> result, const char *what) {
+  if (!result)
+    fail(std::string(what) + ":\n" + result.errorText());
+  return std::move(result).value();
+}
+
+modelc::api::ModelArgs parseArgs(const std::string &text) {
+  modelc::api::ModelArgs args;
+  if (text == "-")
+    return args;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      fail("model argument without '=': " + item);
+    args.emplace_back(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
+  }
+  return args;
+}
+
+/// oneDNN (OpenMP) and OpenBLAS threads, as torch.set_num_threads.
+void setLibraryThreads(int threads) {
+  using SetThreads = void (*)(int);
+  for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))
+      set(threads);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> positional;
+  std::string outputPath;
+  int threads = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--output" && i + 1 < argc)
+      outputPath = argv[++i];
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else
+      positional.push_back(arg);
+  }
+  if (positional.size() < 6)
+    fail("usage: modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... "
+         "[--output OUT.f32] [--threads N]");
+  setLibraryThreads(threads);
+  std::vector<int64_t> shape;
+  for (size_t i = 5; i < positional.size(); ++i)
+    shape.push_back(std::stoll(positional[i]));
+  size_t numel = 1;
+  for (int64_t d : shape)
+    numel *= size_t(d);
+  std::vector<float> values(numel);
+  std::ifstream input(positional[4], std::ios::binary);
+  if (!input.read(reinterpret_cast<char *>(values.data()), std::streamsize(numel * sizeof(float))))
+    fail("cannot read " + positional[4]);
+
+  auto start = std::chrono::steady_clock::now();
+  auto program = check(modelc::api::Program::compileFile(positional[0]), "compile");
+  auto model = check(
+      program.instantiate(positional[1], modelc::api::Device::cpu(), parseArgs(positional[2])),
+      "instantiate");
+  modelc::api::Status loaded = model.loadWeights(positional[3]);
+  if (!loaded)
+    fail("weights:\n" + loaded.errorText());
+  auto forward = check(model.compile("forward"), "compile forward");
+  double compileMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto x = check(modelc::api::Tensor::borrowHost(modelc::api::DType::F32, shape, values.data()),
+                 "input");
+  std::vector<modelc::api::Tensor> inputs = {x};
+  modelc::api::Tensor y;
+  for (int i = 0; i < 20; ++i)
+    y = check(forward.call(inputs), "call");
+  if (!outputPath.empty()) {
+    auto out = check(y.toVector<float>(), "output");
+    std::ofstream file(outputPath, std::ios::binary);
+    file.write(reinterpret_cast<const char *>(out.data()),
+               std::streamsize(out.size() * sizeof(float)));
+  }
+  std::printf("{\"compile_ms\": %.3f}\n", compileMs);
+  std::fflush(stdout);
+
+  std::string command;
+  std::vector<int64_t> times;
+  while (std::cin >> command) {
+    if (command == "quit")
+      break;
+    if (command != "time")
+      fail("unknown command '" + command + "'");
+    int count = 0;
+    std::cin >> count;
+    times.assign(size_t(std::max(count, 0)), 0);
+    for (int64_t &t : times) {
+      auto callStart = std::chrono::steady_clock::now();
+      y = check(forward.call(inputs), "call");
+      t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                               callStart)
+              .count();
+    }
+    std::string line;
+    for (size_t i = 0; i < times.size(); ++i)
+      line += (i ? " " : "") + std::to_string(times[i]);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,368 @@
+//===- GemmChoice.cpp - the fastest GEMM kernel per shape class, measured -===//
+
+#include "jit/GemmChoice.h"
+#include "jit/GemmKernels.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#if MODELC_HAVE_DNNL
+#include "jit/RuntimeThreads.h"
+
+#include <dnnl.h>
+#include <omp.h>
+#endif
+#if MODELC_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+namespace modelc::jit {
+
+llvm::StringRef gemmKernelName(GemmKernel kernel) {
+  switch (kernel) {
+  case GemmKernel::Auto:
+    return "auto";
+  case GemmKernel::OneDnnMatmul:
+    return "onednn-matmul";
+  case GemmKernel::OneDnnSgemm:
+    return "onednn-sgemm";
+  case GemmKernel::OpenBlas:
+    return "openblas";
+  case GemmKernel::Loops:
+    return "loops";
+  }
+  return "auto";
+}
+
+std::optional<GemmKernel> parseGemmKernel(llvm::StringRef name) {
+  for (GemmKernel kernel : {GemmKernel::Auto, GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm,
+                            GemmKernel::OpenBlas, GemmKernel::Loops})
+    if (name == gemmKernelName(kernel))
+      return kernel;
+  return std::nullopt;
+}
+
+#if MODELC_HAVE_DNNL
+constexpr bool kHaveDnnl = true;
+#else
+constexpr bool kHaveDnnl = false;
+#endif
+#if MODELC_HAVE_CBLAS
+constexpr bool kHaveOpenBlas = true;
+#else
+constexpr bool kHaveOpenBlas = false;
+#endif
+
+bool gemmKernelAvailable(GemmKernel kernel) {
+  switch (kernel) {
+  case GemmKernel::OneDnnMatmul:
+  case GemmKernel::OneDnnSgemm:
+    return kHaveDnnl;
+  case GemmKernel::OpenBlas:
+    return kHaveOpenBlas;
+  case GemmKernel::Auto:
+  case GemmKernel::Loops:
+    return true;
+  }
+  return false;
+}
+
+std::vector<GemmKernel> availableGemmKernels() {
+  std::vector<GemmKernel> kernels;
+  for (GemmKernel kernel :
+       {GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm, GemmKernel::OpenBlas, GemmKernel::Loops})
+    if (gemmKernelAvailable(kernel))
+      kernels.push_back(kernel);
+  return kernels;
+}
+
+std::string openBlasCoreName() {
+#if MODELC_HAVE_CBLAS
+  if (const char *name = openblas_get_corename())
+    return name;
+#endif
+  return {};
+}
+
+namespace {
+
+GemmKernel kernelFromEnvironment() {
+  std::optional<std::string> value = llvm::sys::Process::GetEnv("MODELC_GEMM");
+  if (!value || value->empty())
+    return GemmKernel::Auto;
+  std::optional<GemmKernel> kernel = parseGemmKernel(*value);
+  if (!kernel) {
+    llvm::errs() << "modelc: warning: MODELC_GEMM=" << *value
+                 << " is not one of auto, onednn-matmul, onednn-sgemm, openblas, loops; "
+                    "measuring instead\n";
+    return GemmKernel::Auto;
+  }
+  return *kernel;
+}
+
+std::atomic<GemmKernel> &setting() {
+  static std::atomic<GemmKernel> kernel{kernelFromEnvironment()};
+  return kernel;
+}
+
+int threadCount() {
+#if MODELC_HAVE_DNNL
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// ceil(log2(size)): products in one class differ by less than 2x per dim.
+int sizeClass(int64_t size) {
+  int bits = 0;
+  while ((int64_t(1) << bits) < size && bits < 62)
+    ++bits;
+  return bits;
+}
+
+using ClassKey = std::tuple<int, int, int, bool, bool, int, int64_t>;
+
+ClassKey classOf(const GemmProblem &p) {
+  return {sizeClass(p.m), sizeClass(p.n), sizeClass(p.k), p.transposeA,
+          p.transposeB,   threadCount(),  p.epilogue.code};
+}
+
+/// What identifies this machine and these libraries: a measured choice is
+/// only valid for the same CPU model and library builds.
+std::string machineIdentity() {
+  std::string id = "modelc-gemm-choice v1\n";
+  id += llvm::sys::getHostCPUName().str() + "\n";
+  if (auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo")) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*cpuinfo)->getBuffer().split(lines, '\n');
+    for (llvm::StringRef line : lines)
+      if (line.starts_with("model name") || line.starts_with("flags")) {
+        id += line.str() + "\n";
+        if (line.starts_with("flags"))
+          break; // the first processor is enough
+      }
+  }
+  id += "openblas " + openBlasCoreName() + "\n";
+#if MODELC_HAVE_DNNL
+  const dnnl_version_t *version = dnnl_version();
+  id += "onednn " + std::to_string(version->major) + "." + std::to_string(version->minor) + "." +
+        std::to_string(version->patch) + " " + version->hash + "\n";
+#endif
+  return id;
+}
+
+std::optional<std::string> cacheDirectory() {
+  if (std::optional<std::string> configured = llvm::sys::Process::GetEnv("MODELC_CACHE_DIR"))
+    return configured->empty() ? std::nullopt : configured;
+  llvm::SmallString<256> path;
+  if (!llvm::sys::path::cache_directory(path))
+    return std::nullopt;
+  llvm::sys::path::append(path, "modelc");
+  return std::string(path);
+}
+
+/// Measured choices: loaded from the file on first use, saved after each
+/// new measurement. One mutex also serialises measurements, so two threads
+/// do not time kernels against each other.
+struct ChoiceTable {
+  std::mutex mutex;
+  bool loaded = false;
+  std::string file;
+  std::map<ClassKey, GemmKernel> choices;
+
+  void loadLocked() {
+    if (loaded)
+      return;
+    loaded = true;
+    file = gemmChoiceFile();
+    if (file.empty())
+      return;
+    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+    if (!buffer)
+      return;
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      llvm::SmallVector<llvm::StringRef> words;
+      line.split(words, ' ', -1, false);
+      int64_t v[7];
+      std::optional<GemmKernel> kernel;
+      if (words.size() != 8 || !(kernel = parseGemmKernel(words[7])) ||
+          !gemmKernelAvailable(*kernel) || *kernel == GemmKernel::Auto)
+        continue;
+      bool ok = true;
+      for (int i = 0; i < 7; ++i)
+        ok = ok && !words[size_t(i)].getAsInteger(10, v[i]);
+      if (ok)
+        choices[ClassKey{int(v[0]), int(v[1]), int(v[2]), v[3] != 0, v[4] != 0, int(v[5]), v[6]}] =
+            *kernel;
+    }
+  }
+
+  /// Writes every choice (a temporary file renamed over the old one, so a
+  /// reader never sees half a file).
+  void saveLocked() {
+    if (file.empty())
+      return;
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(file));
+    std::string temp = file + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+    {
+      std::error_code error;
+      llvm::raw_fd_ostream out(temp, error);
+      if (error)
+        return;
+      out << "# m n k (log2, rounded up) transA transB threads epilogue kernel\n";
+      for (auto &[key, kernel] : choices) {
+        auto [m, n, k, ta, tb, threads, code] = key;
+        out << m << ' ' << n << ' ' << k << ' ' << int(ta) << ' ' << int(tb) << ' ' << threads
+            << ' ' << code << ' ' << gemmKernelName(kernel) << "\n";
+      }
+    }
+    if (llvm::sys::fs::rename(temp, file))
+      llvm::sys::fs::remove(temp);
+  }
+};
+
+ChoiceTable &table() {
+  static ChoiceTable instance;
+  return instance;
+}
+
+double secondsOf(const std::function<void()> &fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Times each library kernel on the call's operands, writing into a scratch
+/// copy of c; the fastest by minimum time wins. About 5 ms per kernel for
+/// small products, a few calls for large ones.
+GemmKernel measure(const GemmProblem &problem) {
+  std::vector<float> scratch(size_t(problem.m * problem.n));
+  GemmProblem trial = problem;
+  trial.c = scratch.data();
+  trial.ldc = problem.n;
+  GemmKernel best = GemmKernel::Loops;
+  double bestSeconds = INFINITY;
+  for (GemmKernel kernel : availableGemmKernels()) {
+    if (kernel == GemmKernel::Loops)
+      continue;
+    for (int64_t i = 0; i < problem.m; ++i)
+      std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
+    bool ran = true;
+    // The first call creates primitives and packs; it is not timed.
+    double once = secondsOf([&] { ran = runGemmKernel(kernel, trial); });
+    if (!ran)
+      continue;
+    int reps = int(std::clamp(0.005 / std::max(once, 1e-7), 2.0, 50.0));
+    double fastest = INFINITY;
+    for (int r = 0; r < reps; ++r)
+      fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
+    if (fastest < bestSeconds) {
+      bestSeconds = fastest;
+      best = kernel;
+    }
+  }
+  return best;
+}
+
+GemmKernel chooseKernel(const GemmProblem &problem) {
+  GemmKernel forced = gemmKernelSetting();
+  if (forced != GemmKernel::Auto)
+    return forced;
+  ChoiceTable &choices = table();
+  std::lock_guard<std::mutex> lock(choices.mutex);
+  choices.loadLocked();
+  ClassKey key = classOf(problem);
+  auto found = choices.choices.find(key);
+  if (found != choices.choices.end())
+    return found->second;
+  GemmKernel best = measure(problem);
+  choices.choices[key] = best;
+  choices.saveLocked();
+  return best;
+}
+
+} // namespace
+
+GemmKernel gemmKernelSetting() {
+  GemmKernel kernel = setting().load();
+  if (gemmKernelAvailable(kernel))
+    return kernel;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    llvm::errs() << "modelc: warning: the GEMM kernel '" << gemmKernelName(kernel)
+                 << "' is not in this build; measuring instead\n";
+  });
+  return GemmKernel::Auto;
+}
+
+void setGemmKernel(GemmKernel kernel) { setting().store(kernel); }
+
+std::string gemmChoiceFile() {
+  std::optional<std::string> dir = cacheDirectory();
+  if (!dir)
+    return {};
+  std::array<uint8_t, 32> digest =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef(machineIdentity()));
+  llvm::SmallString<256> path(*dir);
+  llvm::sys::path::append(path, "gemm-" + llvm::toHex(llvm::ArrayRef(digest).take_front(8), true) +
+                                    ".txt");
+  return std::string(path);
+}
+
+void clearGemmChoices() {
+  ChoiceTable &choices = table();
+  std::lock_guard<std::mutex> lock(choices.mutex);
+  choices.choices.clear();
+  choices.loaded = false;
+}
+
+GemmKernel measuredGemmKernel(int64_t m, int64_t n, int64_t k) {
+  GemmProblem problem;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+#if MODELC_HAVE_DNNL
+  SerialScope serial(problem.macs() < kParallelMinMacs); // as runGemm decides
+#endif
+  ChoiceTable &choices = table();
+  std::lock_guard<std::mutex> lock(choices.mutex);
+  choices.loadLocked();
+  auto found = choices.choices.find(classOf(problem));
+  return found == choices.choices.end() ? GemmKernel::Auto : found->second;
+}
+
+void runGemm(const GemmProblem &problem) {
+#if MODELC_HAVE_DNNL
+  // Small products run on the calling thread (RuntimeThreads.h); decided
+  // before the choice, whose shape class includes the thread count.
+  SerialScope serial(problem.macs() < kParallelMinMacs);
+#endif
+  GemmKernel chosen = chooseKernel(problem);
+  if (runGemmKernel(chosen, problem))
+    return;
+  // The chosen library declined these operands: the next one that takes them.
+  for (GemmKernel kernel : availableGemmKernels())
+    if (kernel != chosen && runGemmKernel(kernel, problem))
+      return;
+}
+
+} // namespace modelc::jit

@@ -1,0 +1,61 @@
+//===- EpilogueMatch.h - elementwise loop bodies as library epilogues -----===//
+//
+// The runtime's matmul and conv entries apply bias adds, residual adds and
+// activations while each block of the product is in cache (oneDNN post-ops;
+// jit/GemmKernels.h has the encoding). These helpers recognise such an
+// epilogue in the body of an elementwise linalg.generic on buffers, and
+// check that moving a library call past other ops is safe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_LOWER_EPILOGUEMATCH_H
+#define MODELC_LOWER_EPILOGUEMATCH_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace modelc::lower {
+
+/// Epilogue steps as jit/GemmKernels.h encodes them (four bits each, the
+/// first step in the low bits).
+enum EpilogueStep : int64_t {
+  kEpilogueAdd = 1,
+  kEpilogueRelu = 2,
+  kEpilogueGelu = 3,
+  kEpilogueTanh = 4,
+  kEpilogueSilu = 5,
+  kEpilogueSigmoid = 6,
+};
+inline constexpr size_t kMaxEpilogueSteps = 8;
+
+struct EpilogueMatch {
+  llvm::SmallVector<int64_t> steps;
+  /// The generic input (block argument number) each Add step reads.
+  llvm::SmallVector<unsigned> addInputs;
+
+  int64_t code() const;
+};
+
+/// Whether the generic's yielded value is `base` (a block argument) with
+/// epilogue steps applied -- adds of block arguments `addable` allows,
+/// ReLU, exact GELU, tanh, SiLU and sigmoid as ElementwiseLowering builds
+/// them -- and appends those steps to `match`.
+bool matchEpilogueBody(mlir::linalg::GenericOp generic, mlir::Value base,
+                       llvm::ArrayRef<bool> addable, EpilogueMatch &match);
+
+/// The buffer a chain of views (subview, cast, reshape, transpose) reads.
+mlir::Value rootBuffer(mlir::Value value);
+
+/// Whether `op`, or an op nested in it, may write or free one of `roots`
+/// (unknown effects count as writes).
+bool mayWriteAny(mlir::Operation *op, llvm::ArrayRef<mlir::Value> roots);
+
+/// Whether some op strictly between `from` and `to` (same block) may write
+/// one of `roots`.
+bool writtenBetween(mlir::Operation *from, mlir::Operation *to, llvm::ArrayRef<mlir::Value> roots);
+
+/// Whether `value` is an arith.constant float equal to `expected`.
+bool isFloatConstant(mlir::Value value, double expected);
+
+} // namespace modelc::lower
+
+#endif // MODELC_LOWER_EPILOGUEMATCH_H

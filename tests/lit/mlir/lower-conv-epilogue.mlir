@@ -1,0 +1,42 @@
+// A conv with padding, bias and ReLU is one modelc_conv2d_epilogue call: the
+// unpadded input with padding 2 for the primitive, the bias as its bias
+// (flags 2: overwrite, bias), ReLU as a post-op (activations 2) writing the
+// activation's buffer. No padded copy, bias broadcast or ReLU loop remains;
+// the pooling loop does.
+// RUN: %modelc-opt %s --pass-pipeline='builtin.module(mdl-to-linalg,func.func(canonicalize,mdl-fuse-elementwise,canonicalize),eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,mdl-conv-to-runtime,cse)' | FileCheck %s
+
+!x = tensor<?x1x28x28xf32, #mdl.device<cpu>>
+!y = tensor<?x6x28x28xf32, #mdl.device<cpu>>
+!p = tensor<?x6x14x14xf32, #mdl.device<cpu>>
+!w = tensor<6x1x5x5xf32, #mdl.device<cpu>>
+!b = tensor<6xf32, #mdl.device<cpu>>
+
+// CHECK-LABEL: func.func @conv_bias_relu_pool(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x1x28x28xf32>
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.map
+// CHECK-NOT: linalg.conv
+// CHECK: %[[IN:.*]] = memref.cast %[[X]] : memref<?x1x28x28xf32> to memref<*xf32>
+// CHECK: %[[C2:.*]] = arith.constant 2 : i64
+// CHECK: call @modelc_conv2d_epilogue(%[[IN]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %{{.*}}, %{{.*}}, %[[C2]], %[[C2]])
+// CHECK-NOT: arith.maximumf %{{.*}}, %cst
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK: return
+func.func @conv_bias_relu_pool(%x: !x, %w: !w, %b: !b) -> !p {
+  %0 = mdl.conv2d %x, %w, %b {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w, !b) -> !y
+  %1 = mdl.relu %0 : !y
+  %2 = mdl.max_pool2d %1 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : !y -> !p
+  return %2 : !p
+}
+
+// Without bias or activation: a zero-filled output is overwritten (flags 0,
+// no activations), padding 0.
+// CHECK-LABEL: func.func @conv_plain(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[C0:.*]] = arith.constant 0 : i64
+// CHECK: call @modelc_conv2d_epilogue(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C0]], %[[C0]], %{{.*}}, %{{.*}}, %[[C0]], %[[C0]])
+func.func @conv_plain(%x: !x, %w: !w) -> tensor<?x6x24x24xf32, #mdl.device<cpu>> {
+  %0 = mdl.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w) -> tensor<?x6x24x24xf32, #mdl.device<cpu>>
+  return %0 : tensor<?x6x24x24xf32, #mdl.device<cpu>>
+}

@@ -1,0 +1,203 @@
+//===- GemmChoiceTest.cpp - every GEMM kernel, epilogues, the choice file -===//
+//
+// Calls the runtime entries compiled matmuls use with each kernel forced
+// (oneDNN matmul, dnnl_sgemm, OpenBLAS, loops: whichever this build has)
+// and compares with products and epilogues computed here in double; then
+// lets the runtime measure and checks the choice it writes to disk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "jit/GemmChoice.h"
+#include "jit/BlasRuntime.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace modelc::jit;
+
+namespace {
+
+StridedMemRefType<float, 2> view(float *data, int64_t rows, int64_t cols, int64_t rowStride,
+                                 int64_t colStride) {
+  StridedMemRefType<float, 2> r;
+  r.basePtr = r.data = data;
+  r.offset = 0;
+  r.sizes[0] = rows;
+  r.sizes[1] = cols;
+  r.strides[0] = rowStride;
+  r.strides[1] = colStride;
+  return r;
+}
+
+std::vector<float> randomValues(size_t count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = dist(gen);
+  return values;
+}
+
+/// Restores the process-wide kernel setting.
+struct ForcedKernel {
+  explicit ForcedKernel(GemmKernel kernel) : saved(gemmKernelSetting()) { setGemmKernel(kernel); }
+  ~ForcedKernel() { setGemmKernel(saved); }
+  GemmKernel saved;
+};
+
+struct Case {
+  int64_t m, n, k;
+  bool transposeB;
+};
+
+/// (a b)[i, j] in double; b is [k, n], or [n, k] when transposed.
+double productElement(const Case &c, const std::vector<float> &a, const std::vector<float> &b,
+                      int64_t i, int64_t j) {
+  double sum = 0;
+  for (int64_t q = 0; q < c.k; ++q)
+    sum += double(a[size_t(i * c.k + q)]) *
+           (c.transposeB ? b[size_t(j * c.k + q)] : b[size_t(q * c.n + j)]);
+  return sum;
+}
+
+/// bias add, residual add, and each activation, in the order the encoding
+/// lists them (4 bits per step).
+struct EpilogueCase {
+  const char *name;
+  int64_t code;
+  double (*reference)(double product, double bias, double residual);
+};
+
+double gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+const EpilogueCase epilogues[] = {
+    {"bias+relu", 1 | 2 << 4, [](double p, double b, double) { return std::max(p + b, 0.0); }},
+    {"bias+gelu+residual", 1 | 3 << 4 | 1 << 8,
+     [](double p, double b, double r) { return gelu(p + b) + r; }},
+    {"bias+tanh", 1 | 4 << 4, [](double p, double b, double) { return std::tanh(p + b); }},
+    {"bias+silu", 1 | 5 << 4, [](double p, double b, double) { return (p + b) * sigmoid(p + b); }},
+    {"sigmoid", 6, [](double p, double, double) { return sigmoid(p); }},
+    {"relu", 2, [](double p, double, double) { return std::max(p, 0.0); }},
+};
+
+class GemmKernelTest : public ::testing::TestWithParam<GemmKernel> {};
+
+TEST_P(GemmKernelTest, AccumulatesLikeTheDefinition) {
+  ForcedKernel forced(GetParam());
+  for (Case c : {Case{1, 256, 784, true}, Case{7, 33, 65, false}, Case{64, 120, 400, true},
+                 Case{130, 17, 9, false}}) {
+    std::vector<float> a = randomValues(size_t(c.m * c.k), 1),
+                       b = randomValues(size_t(c.k * c.n), 2),
+                       out = randomValues(size_t(c.m * c.n), 3);
+    std::vector<float> expected = out;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        expected[size_t(i * c.n + j)] += float(productElement(c, a, b, i, j));
+      }
+    auto av = view(a.data(), c.m, c.k, c.k, 1);
+    auto bv = c.transposeB ? view(b.data(), c.k, c.n, 1, c.k) : view(b.data(), c.k, c.n, c.n, 1);
+    auto cv = view(out.data(), c.m, c.n, c.n, 1);
+    modelc_sgemm_ciface(&av, &bv, &cv);
+    for (size_t i = 0; i < out.size(); ++i)
+      ASSERT_NEAR(out[i], expected[i], 1e-4) << c.m << "x" << c.n << "x" << c.k << " at " << i;
+  }
+}
+
+TEST_P(GemmKernelTest, EpiloguesMatchTheDefinition) {
+  ForcedKernel forced(GetParam());
+  for (const EpilogueCase &e : epilogues)
+    for (Case c : {Case{1, 96, 50, true}, Case{33, 40, 24, true}, Case{64, 256, 100, false}}) {
+      std::vector<float> a = randomValues(size_t(c.m * c.k), 4),
+                         b = randomValues(size_t(c.k * c.n), 5),
+                         bias = randomValues(size_t(c.n), 6),
+                         residual = randomValues(size_t(c.m * c.n), 7), out(size_t(c.m * c.n), NAN);
+      auto av = view(a.data(), c.m, c.k, c.k, 1);
+      auto bv = c.transposeB ? view(b.data(), c.k, c.n, 1, c.k) : view(b.data(), c.k, c.n, c.n, 1);
+      auto cv = view(out.data(), c.m, c.n, c.n, 1);
+      // Operands in the order the Add steps read them: the bias row (row
+      // stride 0) first when the code starts with an Add, then the residual.
+      auto biasView = view(bias.data(), c.m, c.n, 0, 1);
+      auto residualView = view(residual.data(), c.m, c.n, c.n, 1);
+      bool startsWithAdd = (e.code & 0xf) == 1;
+      StridedMemRefType<float, 2> *x0 = startsWithAdd ? &biasView : &residualView;
+      modelc_matmul_epilogue_ciface(&av, &bv, &cv, x0, &residualView, e.code);
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double want =
+              e.reference(productElement(c, a, b, i, j), startsWithAdd ? bias[size_t(j)] : 0.0,
+                          residual[size_t(i * c.n + j)]);
+          ASSERT_NEAR(out[size_t(i * c.n + j)], want, 1e-4)
+              << e.name << " " << c.m << "x" << c.n << "x" << c.k << " at " << i << "," << j;
+        }
+    }
+}
+
+std::string kernelTestName(const ::testing::TestParamInfo<GemmKernel> &info) {
+  std::string name = gemmKernelName(info.param).str();
+  for (char &ch : name)
+    if (ch == '-')
+      ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, GemmKernelTest, ::testing::ValuesIn(availableGemmKernels()),
+                         kernelTestName);
+
+TEST(GemmChoiceTest, NamesRoundTrip) {
+  for (GemmKernel kernel : {GemmKernel::Auto, GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm,
+                            GemmKernel::OpenBlas, GemmKernel::Loops})
+    EXPECT_EQ(parseGemmKernel(gemmKernelName(kernel)), kernel);
+  EXPECT_FALSE(parseGemmKernel("mkl").has_value());
+}
+
+TEST(GemmChoiceTest, MeasuresOncePerShapeClassAndKeepsTheChoiceOnDisk) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("modelc-gemm-choice", dir));
+  ASSERT_EQ(setenv("MODELC_CACHE_DIR", dir.c_str(), 1), 0);
+  ForcedKernel measuring(GemmKernel::Auto);
+  clearGemmChoices();
+  std::string file = gemmChoiceFile();
+  EXPECT_TRUE(llvm::StringRef(file).starts_with(dir.str())) << file;
+
+  int64_t m = 48, n = 64, k = 96;
+  std::vector<float> a = randomValues(size_t(m * k), 8), b = randomValues(size_t(k * n), 9),
+                     out(size_t(m * n), 0.0f);
+  auto av = view(a.data(), m, k, k, 1), bv = view(b.data(), k, n, n, 1),
+       cv = view(out.data(), m, n, n, 1);
+  EXPECT_EQ(measuredGemmKernel(m, n, k), GemmKernel::Auto);
+  modelc_sgemm_ciface(&av, &bv, &cv);
+  GemmKernel chosen = measuredGemmKernel(m, n, k);
+  EXPECT_NE(chosen, GemmKernel::Auto);
+  EXPECT_NE(chosen, GemmKernel::Loops); // the reference is never measured in
+  // 40 x 60 x 90 rounds up to the same class: no second measurement.
+  EXPECT_EQ(measuredGemmKernel(40, 60, 90), chosen);
+
+  auto text = llvm::MemoryBuffer::getFile(file);
+  ASSERT_TRUE(bool(text)) << file;
+  EXPECT_NE((*text)->getBuffer().find(gemmKernelName(chosen)), llvm::StringRef::npos);
+
+  // A fresh process (simulated: forget, then read the file) reuses it; in
+  // another cache directory nothing is known.
+  clearGemmChoices();
+  EXPECT_EQ(measuredGemmKernel(m, n, k), chosen);
+  llvm::SmallString<128> other(dir);
+  llvm::sys::path::append(other, "elsewhere");
+  ASSERT_EQ(setenv("MODELC_CACHE_DIR", other.c_str(), 1), 0);
+  clearGemmChoices();
+  EXPECT_EQ(measuredGemmKernel(m, n, k), GemmKernel::Auto);
+  unsetenv("MODELC_CACHE_DIR");
+  clearGemmChoices();
+  llvm::sys::fs::remove_directories(dir);
+}
+
+} // namespace
