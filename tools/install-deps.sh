@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev libdnnl-dev
   clang-22 libclang-rt-22-dev
   python3
+  python3-torch python3-numpy    # `modelc import-torch` and its golden tests (CPU-only torch)
   neovim
 )
 

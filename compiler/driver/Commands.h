@@ -51,6 +51,9 @@ int runRun();
 extern llvm::cl::SubCommand buildCommand;
 int runBuild();
 
+extern llvm::cl::SubCommand importTorchCommand;
+int runImportTorch();
+
 } // namespace modelc::driver
 
 #endif // MODELC_DRIVER_COMMANDS_H

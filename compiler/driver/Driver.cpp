@@ -55,6 +55,7 @@ const Command commandTable[] = {
     {&emitCommand, runEmit},
     {&runCommand, runRun},
     {&buildCommand, runBuild},
+    {&importTorchCommand, runImportTorch},
 };
 
 void printVersion(llvm::raw_ostream &os) {
@@ -82,7 +83,9 @@ int main(int argc, char **argv) {
           "  modelc lsp             run the language server over stdin/stdout\n"
           "  modelc emit FILE       print a model's AST or IR (--stage=ast|mdl|linalg|llvm)\n"
           "  modelc run FILE        run a model on the cpu with weights and inputs\n"
-          "  modelc build FILE      write a model's CUDA kernels and device plan (-o DIR)\n",
+          "  modelc build FILE      write a model's CUDA kernels and device plan (-o DIR)\n"
+          "  modelc import-torch FILE.py:Class\n"
+          "                         import a torch.nn.Module into .mdl and check its devices\n",
           &llvm::errs()))
     return ExitUsageOrIO;
 

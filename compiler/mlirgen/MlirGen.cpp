@@ -1148,6 +1148,16 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
       return genBuiltin(member->member.name, call, &base, scope, placement);
     return unsupported(call.callee->range, "the method `" + member->member.name + "`");
   }
+  if (llvm::isa<ast::IndexExpr>(call.callee.get())) {
+    // A submodel of a list by constant index, `features[2](x)`: its forward
+    // (what an imported nn.Sequential calls).
+    GenValue callee = gen(*call.callee, scope);
+    if (!callee.ok())
+      return {};
+    if (callee.kind != GenValue::Kind::Model)
+      return unsupported(call.callee->range, "calling this value");
+    return callModel(*callee.model, "forward", call, nullptr, scope);
+  }
   return unsupported(call.callee->range, "calling this expression");
 }
 

@@ -6,8 +6,8 @@
 # $MODELC_BUILD_DIR (default: <repo>/build).
 #
 # Substitutions: %modelc, %modelc-opt, %stdlib, %examples, %shared,
-# %expect-exit, %make-input, %python, and FileCheck. `not` needs no binary: lit's internal
-# shell implements it.
+# %expect-exit, %make-input, %python, %torch-python, and FileCheck. `not`
+# needs no binary: lit's internal shell implements it.
 
 import os
 import sys
@@ -67,6 +67,11 @@ else:
         ("%make-input", "%s %s" % (python, os.path.join(tools_dir, "make_input.py")))
     )
     config.substitutions.append(("%python", python))
+    # The Python `modelc import-torch` runs (it has torch), for the tests that
+    # compute PyTorch's reference output.
+    config.substitutions.append(
+        ("%torch-python", os.environ.get("MODELC_PYTHON") or "/usr/bin/python3")
+    )
     config.substitutions.append(
         (r"\bFileCheck\b", os.path.join(config.llvm_tools_dir, "FileCheck"))
     )

@@ -1,0 +1,38 @@
+# Models the importer must reject with one clear error each.
+import torch
+import torch.nn as nn
+
+
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return self.fc(x)
+        return x
+
+
+class Cumulative(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, dim=1)
+
+
+class Shuffle(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shuffle = nn.PixelShuffle(2)
+        self.conv = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.shuffle(self.conv(x))
+
+
+class NeedsHidden(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.fc = nn.Linear(4, hidden)
+
+    def forward(self, x):
+        return self.fc(x)

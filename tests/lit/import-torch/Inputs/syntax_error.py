@@ -1,0 +1,4 @@
+import torch
+
+class Broken(torch.nn.Module)
+    pass

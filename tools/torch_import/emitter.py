@@ -1,0 +1,1097 @@
+"""Writes traced torch.nn.Modules as .mdl models.
+
+One .mdl model per module instance that has its own forward (the root and
+every user-defined submodule); torch.nn layers become std.nn layers (or a
+helper model in the same file where std.nn cannot express their options);
+nn.Sequential / nn.ModuleList become submodel lists. Every emitted line
+remembers the Python location it came from (the source map) and, for the
+lines where a device bug starts, the fix in PyTorch terms.
+
+The same emission runs once per device: `D` (the model's device parameter:
+`model Net<D: device>`) for the file that is written, or a concrete device
+(`cuda:0`) for checking, which pins everything the model owns there. Both
+texts have the same lines.
+"""
+
+import operator
+import re
+
+import torch
+import torch.nn.functional as F
+
+from errors import unsupported
+from locations import source_line, source_text
+from tracing import CONTAINERS, facts, is_torch_layer, original_factory
+
+MODEL_DEVICE = "\x00D"  # a value on the device of the model being emitted
+
+KEYWORDS = {
+    "import", "model", "param", "buffer", "fn", "let", "return", "for", "true", "false", "and",
+    "or", "not", "device", "cpu", "cuda", "int", "float", "bool", "f16", "bf16", "f32", "f64",
+    "i32", "i64", "in",
+}
+BUILTINS = {
+    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "neg", "sum", "mean",
+    "max", "min", "softmax", "log_softmax", "reshape", "flatten", "transpose", "permute",
+    "unsqueeze", "squeeze", "concat", "stack", "conv2d", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "layer_norm", "batch_norm", "embedding", "gather", "index_select",
+    "where", "cross_entropy", "nll_loss", "zeros", "ones", "full", "randn", "arange", "eye",
+    "cast", "to", "dropout", "matmul", "nn",
+}
+
+DTYPES = {
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+    torch.int32: "i32", torch.int64: "i64", torch.bool: "bool",
+}
+CAST_METHODS = {"float": "f32", "half": "f16", "double": "f64", "long": "i64", "int": "i32",
+                "bool": "bool", "bfloat16": "bf16"}
+BINARY = {
+    operator.add: "+", operator.iadd: "+", operator.sub: "-", operator.mul: "*",
+    operator.imul: "*", operator.truediv: "/",
+    operator.matmul: "@", operator.pow: "**", operator.mod: "%", operator.gt: ">",
+    operator.lt: "<", operator.ge: ">=", operator.le: "<=", operator.eq: "==", operator.ne: "!=",
+    torch.add: "+", torch.sub: "-", torch.mul: "*", torch.div: "/", torch.matmul: "@",
+    torch.pow: "**",
+}
+BINARY_METHODS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow": "**"}
+UNARY = {
+    torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid", torch.tanh: "tanh",
+    F.gelu: "gelu", F.silu: "silu", torch.exp: "exp", torch.log: "log", torch.sqrt: "sqrt",
+    torch.abs: "abs", torch.neg: "neg", operator.neg: "neg", torch.sigmoid: "sigmoid",
+    F.sigmoid: "sigmoid", F.tanh: "tanh",
+}
+UNARY_METHODS = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "log": "log",
+                 "sqrt": "sqrt", "abs": "abs", "neg": "neg"}
+IDENTITY_METHODS = {"contiguous", "clone", "detach"}
+STATELESS_LAYERS = {
+    "ReLU": "relu", "GELU": "gelu", "SiLU": "silu", "Tanh": "tanh", "Sigmoid": "sigmoid",
+}
+
+HELPERS = {
+    "LinearNoBias": """\
+/// torch.nn.Linear(in, out, bias=False): y = x @ weight.T.
+model LinearNoBias<D: device>(in: int, out: int) {
+  param weight: f32[out, in]
+
+  fn forward(x: f32[..., in] @ D) -> f32[..., out] @ D {
+    return x @ weight.T
+  }
+}
+""",
+}
+
+CONV_HELPER = """\
+/// torch.nn.Conv2d(...%(what)s) with a square kernel, stride and padding,
+/// dilation=%(dilation)d and groups=%(groups)d (std.nn's Conv2d has %(missing)s).
+model %(name)s<D: device>(%(in_param)sout_ch: int, kernel: int, stride: int, padding: int) {
+  param weight: f32[out_ch, %(per_group)s, kernel, kernel]%(bias_decl)s
+
+  fn forward(x: f32[N, %(in_ch)s, H, W] @ D) -> f32[N, out_ch, (H + 2 * padding - %(dk)s) / stride + 1, (W + 2 * padding - %(dk)s) / stride + 1] @ D {
+    return conv2d(x, weight%(bias_arg)s, stride: stride, padding: padding%(extra)s)
+  }
+}
+"""
+
+
+def conv_helper(bias, dilation, groups, in_channels):
+    """(name, text) of the helper model for a Conv2d std.nn cannot express.
+    With groups, the input channels are a number in the helper: the checker
+    then sees that they split evenly into the groups."""
+    name = "Conv2d%s" % ("" if bias else "NoBias")
+    if dilation != 1:
+        name += "Dilation%d" % dilation
+    if groups != 1:
+        name += "In%dGroups%d" % (in_channels, groups)
+    missing = []
+    if not bias:
+        missing.append("a bias")
+    if dilation != 1 or groups != 1:
+        missing.append("no dilation or groups")
+    extra = ""
+    if dilation != 1:
+        extra += ", dilation: %d" % dilation
+    if groups != 1:
+        extra += ", groups: %d" % groups
+    text = CONV_HELPER % {
+        "name": name, "what": "" if bias else ", bias=False", "dilation": dilation,
+        "groups": groups, "missing": " and ".join(missing) if missing else "none",
+        "in_param": "in_ch: int, " if groups == 1 else "",
+        "in_ch": "in_ch" if groups == 1 else str(in_channels),
+        "per_group": "in_ch" if groups == 1 else str(in_channels // groups),
+        "bias_decl": "\n  param bias: f32[out_ch]" if bias else "",
+        "bias_arg": ", bias" if bias else "",
+        "dk": "(kernel - 1) - 1" if dilation == 1 else "%d * (kernel - 1) - 1" % dilation,
+        "extra": extra,
+    }
+    text = text.replace("- (kernel - 1) - 1", "- kernel")
+    return name, text
+
+
+def float_text(value):
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("non-finite constant %r" % value)
+    text = repr(float(value))
+    if "e" in text and "." not in text.split("e")[0]:
+        return text  # 1e-05 is a valid .mdl float
+    return text
+
+
+def scalar_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if value >= 0 else "(%d)" % value
+    if isinstance(value, float):
+        text = float_text(value)
+        return text if value >= 0 else "(%s)" % text
+    return None
+
+
+def single(value, what):
+    """An int, or a tuple of equal ints, as one int (square kernels)."""
+    if isinstance(value, (tuple, list)):
+        if len(set(value)) != 1:
+            raise ValueError("%s %s is not square" % (what, tuple(value)))
+        return value[0]
+    return value
+
+
+class Line:
+    def __init__(self, text, loc=None, fix=None, kind=None, redundant_fix=None):
+        self.text = text
+        self.loc = loc
+        self.fix = fix
+        self.kind = kind
+        self.redundant_fix = redundant_fix
+
+
+class Unit:
+    """One module instance emitted as its own .mdl model."""
+
+    def __init__(self, module, graph, class_name, forward_loc):
+        self.module = module
+        self.graph = graph
+        self.class_name = class_name
+        self.forward_loc = forward_loc
+        self.model_name = class_name
+        self.final_name = class_name
+        self.duplicate_of = None  # an earlier unit whose model is the same
+        self.input_names = []
+
+
+class ModelEmitter:
+    """Emits one unit for one device (`device` is "D" or a concrete one)."""
+
+    def __init__(self, session, unit, device):
+        self.session = session
+        self.unit = unit
+        self.module = unit.module
+        self.device = device
+        self.generic = device == "D"
+        self.lines = []
+        self.names = {}  # node -> .mdl local name
+        self.exprs = {}  # node -> text usable as an operand (names, literals)
+        self.devices = {}  # node -> MODEL_DEVICE or a concrete device
+        self.used_names = set()
+        self.value_params = []  # (name, type, default, loc)
+        self.declared_forward = {}
+        self.used_plain = set()
+
+    # ------------------------------------------------------------- helpers
+    def dev_text(self, dev):
+        return self.device if dev == MODEL_DEVICE else dev
+
+    def values(self, node):
+        return self.session.values[self.unit][node]
+
+    def sample(self, node):
+        return self.values(node)[0]
+
+    def dim_text(self, numbers, loc):
+        poly = self.session.fit(numbers)
+        if poly is None:
+            raise unsupported("a size that depends on the input sizes other than as a polynomial",
+                              loc, help_text="give that input dim a concrete size in --input")
+        return poly.text()
+
+    def tensor_type(self, node_or_values, loc, dev):
+        values = node_or_values
+        t = values[0]
+        if t.dtype not in DTYPES:
+            raise unsupported("dtype %s" % t.dtype, loc)
+        dims = [self.dim_text([v.shape[i] for v in values], loc) for i in range(t.dim())]
+        text = "%s[%s]" % (DTYPES[t.dtype], ", ".join(dims))
+        return text + " @ " + self.dev_text(dev)
+
+    def fresh(self, base):
+        name = re.sub(r"[^A-Za-z0-9_]", "_", base) or "v"
+        if name[0].isdigit():
+            name = "v" + name
+        if name in KEYWORDS or name in BUILTINS:
+            name += "_"
+        elif name in self.used_names:
+            name += "_out"
+        candidate = name
+        n = 1
+        while candidate in self.used_names or candidate in KEYWORDS or candidate in BUILTINS:
+            n += 1
+            candidate = "%s_%d" % (name, n)
+        self.used_names.add(candidate)
+        return candidate
+
+    # ------------------------------------------------------------ the model
+    def emit(self):
+        module = self.module
+        decl_lines = []
+        for name in list(module._modules):
+            child = module._modules[name]
+            if child is None:
+                continue
+            decl_lines.extend(self.declare_child(name, child))
+        for name, param in module._parameters.items():
+            if param is None:
+                continue
+            self.used_names.add(name)
+            decl_lines.append(self.state_line("param", name, param))
+        for name, buf in module._buffers.items():
+            if buf is None:
+                continue
+            self.used_names.add(name)
+            decl_lines.append(self.state_line("buffer", name, buf))
+        for name in module._modules:
+            self.used_names.add(name)
+
+        body = self.emit_forward()
+        plain = self.plain_state_lines()
+
+        header = "model %s" % self.unit.model_name
+        if self.generic:
+            header += "<D: device>"
+        if self.value_params:
+            header += "(%s)" % ", ".join("%s: %s = %s" % (n, t, d) for n, t, d, _ in
+                                         self.value_params)
+        lines = [Line("/// Imported from %s (%s)." % (self.unit.class_name,
+                                                     self.session.where(self.unit.forward_loc)),
+                      None),
+                 Line(header + " {", self.unit.forward_loc and dict(self.unit.forward_loc,
+                                                                    col=None, end_col=None))]
+        for _, _, _, loc in self.value_params:
+            pass
+        lines += [Line("  " + l.text, l.loc, l.fix, l.kind, l.redundant_fix) for l in decl_lines + plain]
+        if decl_lines or plain:
+            lines.append(Line(""))
+        lines += [Line("  " + l.text if l.text else "", l.loc, l.fix, l.kind, l.redundant_fix) for l in body]
+        lines.append(Line("}"))
+        return lines
+
+    def state_line(self, kind, name, tensor):
+        owner_locs = self.module.__dict__.get("_modelc_attr_locs", {})
+        dev = facts(tensor).get("device")
+        t = tensor.detach()
+        if t.dtype not in DTYPES:
+            raise unsupported("state `%s` of dtype %s" % (name, t.dtype), owner_locs.get(name))
+        text = "%s %s: %s[%s]" % (kind, name, DTYPES[t.dtype], ", ".join(str(d) for d in t.shape))
+        if dev is not None:
+            text += " @ " + dev
+        elif not self.generic:
+            text += " @ " + self.device
+        self.session.state[self.session.prefix(self.unit) + name] = t
+        return Line(text, owner_locs.get(name))
+
+    def plain_state_lines(self):
+        lines = []
+        locs = self.module.__dict__.get("_modelc_attr_locs", {})
+        for name in sorted(self.used_plain):
+            tensor = self.session.attr(self.module, name)
+            loc = locs.get(name)
+            dev = facts(tensor).get("device") or str(tensor.device)
+            if tensor.dim() == 0:
+                continue  # a value parameter; see get_attr
+            t = tensor.detach()
+            text = "buffer %s: %s[%s] @ %s" % (name, DTYPES[t.dtype],
+                                               ", ".join(str(d) for d in t.shape), dev)
+            self.session.state[self.session.prefix(self.unit) + name] = t
+            fix = None
+            if loc is not None:
+                rhs = re.search(r"self\.%s\s*=\s*(.+)$" % re.escape(name), source_line(loc))
+                value = rhs.group(1).strip() if rhs else "..."
+                fix = ("`self.%s` is a plain tensor attribute, which `model.to(device)` does not "
+                       "move: register it as a buffer: `self.register_buffer(\"%s\", %s)`"
+                       % (name, name, value))
+            lines.append(Line("// a plain tensor attribute: `.to()` does not move it, it stays "
+                              "on %s" % dev))
+            lines.append(Line(text, loc, fix, "plain_attr"))
+        return lines
+
+    def child_device_suffix(self, child):
+        pinned = facts(child).get("pinned")
+        if pinned is not None:
+            return "<%s>" % pinned
+        if not self.generic:
+            return "<%s>" % self.device
+        return ""
+
+    def declare_child(self, name, child):
+        loc = self.module.__dict__.get("_modelc_attr_locs", {}).get(name) or \
+            facts(child).get("created_at")
+        if isinstance(child, torch.nn.ModuleDict):
+            raise unsupported("nn.ModuleDict", loc, help_text="use nn.ModuleList or attributes")
+        if isinstance(child, CONTAINERS):
+            lines = [Line("%s = [" % name, loc)]
+            for index, element in child._modules.items():
+                if isinstance(element, CONTAINERS):
+                    raise unsupported("an nn.Sequential or nn.ModuleList inside another", 
+                                      facts(element).get("created_at") or loc,
+                                      help_text="wrap the inner one in an nn.Module subclass")
+                expr = self.instance_expr(element, facts(element).get("created_at") or loc,
+                                          in_list=True)
+                lines.append(Line("  %s," % expr, facts(element).get("created_at") or loc))
+            lines.append(Line("]", loc))
+            self.session.declared_children.add(self.session.prefix(self.unit) + name)
+            return lines
+        expr = self.instance_expr(child, loc, in_list=False)
+        if expr is None:
+            return []
+        self.session.declared_children.add(self.session.prefix(self.unit) + name)
+        return [Line("%s = %s" % (name, expr), loc)]
+
+    def instance_expr(self, module, loc, in_list):
+        """The .mdl instantiation of `module`, or None for a stateless layer
+        that needs no declaration (its calls become built-ins)."""
+        suffix = self.child_device_suffix(module)
+        if not is_torch_layer(module):
+            unit = self.session.unit_for(module)
+            if unit is None:
+                return None  # never called: nothing to declare
+            if not self.generic:
+                return "%s()" % self.session.concrete_name(unit, facts(module).get("pinned") or
+                                                           self.device)
+            return "%s%s()" % (unit.model_name, suffix)
+        name, args = self.layer_expr(module, loc)
+        if name is None:
+            if in_list:
+                # Keeps the list's indices; the calls use the built-in.
+                name, args = self.stateless_placeholder(module)
+            else:
+                return None
+        return "%s%s(%s)" % (name, suffix, args)
+
+    def stateless_placeholder(self, m):
+        """The std.nn layer that stands for a stateless layer in a list (its
+        calls are built-ins; the element keeps the list's indices)."""
+        kind = type(m).__name__
+        if kind in STATELESS_LAYERS:
+            return "nn." + kind, ""
+        if kind == "Flatten" and (m.start_dim, m.end_dim) == (1, -1):
+            return "nn.Flatten", ""
+        if kind in ("MaxPool2d", "AvgPool2d"):
+            try:
+                return "nn." + kind, "%d, stride: %d, padding: %d" % (
+                    single(m.kernel_size, "kernel"), single(m.stride, "stride"),
+                    single(m.padding, "padding"))
+            except ValueError:
+                pass
+        if kind == "AdaptiveAvgPool2d" and None not in (
+                (m.output_size,) if isinstance(m.output_size, int) else m.output_size):
+            size = m.output_size
+            h, w = (size, size) if isinstance(size, int) else size
+            return "nn.AdaptiveAvgPool2d", "%d, %d" % (h, w)
+        return "nn.Dropout", "p: 0.0"
+
+    def layer_expr(self, m, loc):
+        """(std.nn or helper name, argument text) for a torch.nn layer; (None,
+        None) for a stateless layer emitted as a built-in at each call."""
+        kind = type(m).__name__
+        if kind == "Linear":
+            if m.bias is None:
+                self.session.helpers["LinearNoBias"] = HELPERS["LinearNoBias"]
+                return "LinearNoBias", "%d, %d" % (m.in_features, m.out_features)
+            return "nn.Linear", "%d, %d" % (m.in_features, m.out_features)
+        if kind == "Conv2d":
+            try:
+                k = single(m.kernel_size, "kernel_size")
+                s = single(m.stride, "stride")
+                p = single(m.padding, "padding")
+                d = single(m.dilation, "dilation")
+            except ValueError as error:
+                raise unsupported("nn.Conv2d with a %s" % error, loc)
+            if isinstance(p, str) or m.padding_mode != "zeros":
+                raise unsupported("nn.Conv2d(padding=%r, padding_mode=%r)" % (m.padding,
+                                                                            m.padding_mode), loc)
+            if m.bias is not None and d == 1 and m.groups == 1:
+                args = "%d, %d, %d" % (m.in_channels, m.out_channels, k)
+                if s != 1:
+                    args += ", stride: %d" % s
+                if p != 0:
+                    args += ", padding: %d" % p
+                return "nn.Conv2d", args
+            helper, text = conv_helper(m.bias is not None, d, m.groups, m.in_channels)
+            self.session.helpers[helper] = text
+            args = "%d, %d, %d, %d" % (m.out_channels, k, s, p)
+            return helper, ("%d, " % m.in_channels if m.groups == 1 else "") + args
+        if kind == "BatchNorm2d":
+            if not m.affine or not m.track_running_stats:
+                raise unsupported("nn.BatchNorm2d(affine=False or track_running_stats=False)", loc)
+            return "nn.BatchNorm2d", "%d, eps: %s" % (m.num_features, float_text(m.eps))
+        if kind == "LayerNorm":
+            if len(m.normalized_shape) != 1 or not m.elementwise_affine:
+                raise unsupported("nn.LayerNorm over several dims or without affine", loc)
+            return "nn.LayerNorm", "%d, eps: %s" % (m.normalized_shape[0], float_text(m.eps))
+        if kind == "Embedding":
+            if m.max_norm is not None:
+                raise unsupported("nn.Embedding(max_norm=...)", loc)
+            return "nn.Embedding", "%d, %d" % (m.num_embeddings, m.embedding_dim)
+        if kind == "TransformerEncoderLayer":
+            if not m.self_attn.batch_first:
+                raise unsupported("nn.TransformerEncoderLayer(batch_first=False)", loc,
+                                  help_text="construct it with batch_first=True")
+            return "nn.TransformerEncoderLayer", "%d, %d, dim_feedforward: %d, layer_norm_eps: %s" % (
+                m.self_attn.embed_dim, m.self_attn.num_heads, m.linear1.out_features,
+                float_text(m.norm1.eps))
+        if not list(m.parameters(recurse=True)) and not list(m.buffers(recurse=True)):
+            return None, None
+        raise unsupported("`nn.%s`" % kind, loc)
+
+    # --------------------------------------------------------- the forward
+    def emit_forward(self):
+        unit = self.unit
+        graph = unit.graph
+        lines = []
+        params = []
+        for node in graph.nodes:
+            if node.op != "placeholder":
+                continue
+            name = self.fresh(node.name)
+            self.names[node] = name
+            self.exprs[node] = name
+            self.devices[node] = MODEL_DEVICE
+            value = self.sample(node)
+            if isinstance(value, torch.Tensor):
+                params.append("%s: %s" % (name, self.tensor_type(self.values(node),
+                                                                  unit.forward_loc, MODEL_DEVICE)))
+            else:
+                raise unsupported("a forward parameter that is not a tensor (`%s`)" % node.name,
+                                  unit.forward_loc)
+        output = None
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                output = node
+                continue
+            lines.extend(self.emit_node(node))
+        result = output.args[0]
+        if not isinstance(result, torch.fx.Node) or result not in self.names:
+            raise unsupported("a forward that returns %s" % (
+                "a tuple" if isinstance(result, (tuple, list)) else "a non-tensor value"),
+                self.last_loc(graph), help_text="return one tensor")
+        result_type = self.tensor_type(self.values(result), self.last_loc(graph),
+                                       self.devices[result])
+        header = "fn forward(%s) -> %s {" % (", ".join(params), result_type)
+        fix_loc = unit.forward_loc
+        body = [Line(header, fix_loc)]
+        body += [Line("  " + l.text, l.loc, l.fix, l.kind, l.redundant_fix) for l in lines]
+        body.append(Line("  return %s" % self.names[result], result.meta.get("loc")))
+        body.append(Line("}"))
+        return body
+
+    def last_loc(self, graph):
+        for node in reversed(list(graph.nodes)):
+            if node.meta.get("loc"):
+                return node.meta["loc"]
+        return self.unit.forward_loc
+
+    def arg(self, a, loc, want="tensor"):
+        """Operand text for a node argument."""
+        if isinstance(a, torch.fx.Node):
+            if a in self.exprs:
+                return self.exprs[a]
+            raise unsupported("a value of type %s" % type(self.sample(a)).__name__, loc)
+        try:
+            text = scalar_text(a)
+        except ValueError:
+            text = None
+        if text is None:
+            raise unsupported("the constant %r" % (a,), loc,
+                              help_text="use a large finite number" if isinstance(a, float)
+                              else "")
+        return text
+
+    def int_text(self, a, loc):
+        if isinstance(a, torch.fx.Node):
+            values = self.values(a)
+            if not all(isinstance(v, int) for v in values):
+                raise unsupported("a size that is not an int", loc)
+            return self.dim_text(values, loc)
+        if isinstance(a, int):
+            return str(a)
+        raise unsupported("the size %r" % (a,), loc)
+
+    def shape_list(self, args, loc):
+        """Factory or reshape sizes: ints, int nodes, or one tuple/Size."""
+        if len(args) == 1 and isinstance(args[0], (tuple, list)):
+            args = args[0]
+        if len(args) == 1 and isinstance(args[0], torch.fx.Node) and \
+                isinstance(self.sample(args[0]), (tuple, torch.Size)):
+            node = args[0]
+            sample = self.sample(node)
+            return [self.dim_text([v[i] for v in self.values(node)], loc)
+                    for i in range(len(sample))]
+        return [self.int_text(a, loc) for a in args]
+
+    def device_arg(self, a, loc):
+        """A device argument as (MODEL_DEVICE or a device), or None."""
+        from tracing import parse_device
+
+        if isinstance(a, torch.fx.Node):
+            if a in self.devices and isinstance(self.sample(a), torch.device):
+                return self.devices[a]
+            return None
+        return parse_device(a)
+
+    def first_tensor_device(self, node):
+        for a in list(node.args) + list(node.kwargs.values()):
+            items = a if isinstance(a, (list, tuple)) else [a]
+            for item in items:
+                if isinstance(item, torch.fx.Node) and item in self.devices and \
+                        isinstance(self.sample(item), torch.Tensor):
+                    return self.devices[item]
+        return MODEL_DEVICE
+
+    def bind(self, node, expr, dev, loc, fix=None, kind=None):
+        base = node.name
+        if isinstance(node.target, str) and node.target.startswith("<forward>."):
+            base = node.target[len("<forward>."):] + "_out"
+        name = self.fresh(base)
+        self.names[node] = name
+        self.exprs[node] = name
+        self.devices[node] = dev
+        return [Line("let %s = %s" % (name, expr), loc, fix, kind)]
+
+    def alias(self, node, source):
+        self.names[node] = self.names.get(source, self.exprs.get(source))
+        self.exprs[node] = self.exprs[source]
+        self.devices[node] = self.devices.get(source, MODEL_DEVICE)
+        return []
+
+    def emit_node(self, node):
+        loc = node.meta.get("loc")
+        sample = self.sample(node)
+        # Sizes, shapes and devices are not values in .mdl: they are used
+        # where they are consumed (dims, placements).
+        if isinstance(sample, torch.device):
+            self.devices[node] = self.device_of_device_node(node, loc)
+            return []
+        if isinstance(sample, (int, float)) and not isinstance(sample, bool) and \
+                node.op != "get_attr":
+            values = self.values(node)
+            if all(v == sample for v in values):
+                self.exprs[node] = scalar_text(sample)  # a number Python computed
+            return []  # a size that varies: a dim where it is used
+        if isinstance(sample, torch.Size):
+            return []
+        if node.op == "get_attr":
+            return self.emit_get_attr(node, loc)
+        if node.op == "call_module":
+            return self.emit_call_module(node, loc)
+        if node.op == "call_method":
+            return self.emit_call_method(node, loc)
+        if node.op == "call_function":
+            return self.emit_call_function(node, loc)
+        raise unsupported("fx node `%s`" % node.op, loc)
+
+    def device_of_device_node(self, node, loc):
+        if node.op == "call_function" and node.target is getattr and node.args[1] == "device":
+            source = node.args[0]
+            return self.devices.get(source, MODEL_DEVICE)
+        raise unsupported("this device expression", loc)
+
+    def emit_get_attr(self, node, loc):
+        path = node.target
+        tensor = self.sample(node)
+        owner_path, _, leaf = path.rpartition(".")
+        owner = self.module.get_submodule(owner_path) if owner_path else self.module
+        if leaf in owner._parameters or leaf in owner._buffers:
+            dev = facts(tensor).get("device")
+            owner_pinned = facts(owner).get("pinned")
+            if owner is self.module:
+                self.exprs[node] = leaf
+            else:
+                self.exprs[node] = self.module_access(owner_path, loc) + "." + leaf
+            self.devices[node] = dev or owner_pinned or MODEL_DEVICE
+            return []
+        if owner is not self.module:
+            raise unsupported("a plain tensor attribute of a submodule (`%s`)" % path, loc)
+        # A plain tensor attribute (or a constant fx stored): state pinned
+        # where it was created, which `.to()` never moves.
+        if tensor.dim() == 0:
+            name = self.fresh(leaf)
+            value = tensor.item()
+            kind = "bool" if isinstance(value, bool) else ("int" if isinstance(value, int)
+                                                           else "float")
+            self.value_params.append((name, kind, scalar_text(value).strip("()") if value >= 0
+                                      else scalar_text(value), loc))
+            self.exprs[node] = name
+            self.devices[node] = MODEL_DEVICE
+            return []
+        self.used_plain.add(leaf)
+        self.used_names.add(leaf)
+        self.exprs[node] = leaf
+        self.devices[node] = facts(tensor).get("device") or str(tensor.device)
+        return []
+
+    def module_access(self, path, loc):
+        parts = path.split(".")
+        text = parts[0]
+        container = self.module._modules.get(parts[0])
+        rest = parts[1:]
+        if isinstance(container, CONTAINERS) and rest:
+            if isinstance(container, torch.nn.ModuleDict):
+                raise unsupported("nn.ModuleDict", loc)
+            text += "[%s]" % rest[0]
+            rest = rest[1:]
+        if rest:
+            raise unsupported("a call of `%s` (a layer inside a nested container)" % path, loc)
+        return text
+
+    def emit_call_module(self, node, loc):
+        target = node.target
+        forward_created = target.startswith("<forward>.")
+        if forward_created:
+            name = target[len("<forward>."):]
+            module, created_at = self.session.forward_modules[self.unit][name]
+        else:
+            module = self.module.get_submodule(target)
+            created_at = None
+        args = [self.arg(a, loc) for a in node.args]
+        if node.kwargs:
+            raise unsupported("keyword arguments to a submodule call", loc)
+        kind = type(module).__name__
+        if is_torch_layer(module):
+            functional = self.stateless_layer(module, node, args, loc)
+            if functional is not None:
+                if functional is True:
+                    return self.alias(node, node.args[0])
+                return self.bind(node, functional, self.first_tensor_device(node), loc)
+        dev = facts(module).get("pinned") or MODEL_DEVICE
+        lines = []
+        if forward_created:
+            if name not in self.declared_forward:
+                expr = self.instance_expr(module, created_at or loc, in_list=False)
+                local = self.fresh(name)
+                self.declared_forward[name] = local
+                fix = ("`%s` is created inside forward, so `model.to(device)` never moves it "
+                       "and `state_dict()` does not save it: create it once in `__init__` "
+                       "(`self.%s = %s`) and call `self.%s(...)` here"
+                       % (source_text(created_at) if created_at else kind, name,
+                          source_text(created_at) if created_at else "nn.%s(...)" % kind, name))
+                lines.append(Line("let %s = %s" % (local, expr), created_at or loc, fix,
+                                  "module_in_forward"))
+            callee = self.declared_forward[name]
+            dev = facts(module).get("pinned") or "cpu"
+        else:
+            callee = self.module_access(target, loc)
+        fn = ""
+        if kind == "TransformerEncoderLayer":
+            fn = self.encoder_layer_fn(module, loc)
+        lines += self.bind(node, "%s%s(%s)" % (callee, fn, ", ".join(args)), dev, loc)
+        return lines
+
+    def encoder_layer_fn(self, m, loc):
+        act = m.activation
+        gelu = act is F.gelu or isinstance(act, torch.nn.GELU)
+        if not gelu and act is not F.relu and not isinstance(act, torch.nn.ReLU):
+            raise unsupported("nn.TransformerEncoderLayer(activation=%r)" % (act,), loc)
+        name = "forward"
+        if m.norm_first:
+            name += "_norm_first"
+        if gelu:
+            name += "_gelu"
+        return "" if name == "forward" else "." + name
+
+    def stateless_layer(self, m, node, args, loc):
+        """The built-in for a call of a stateless layer; True for an identity;
+        None for a layer with state."""
+        kind = type(m).__name__
+        x = args[0] if args else None
+        if kind in STATELESS_LAYERS:
+            if kind == "GELU" and m.approximate != "none":
+                raise unsupported("nn.GELU(approximate=%r)" % m.approximate, loc)
+            return "%s(%s)" % (STATELESS_LAYERS[kind], x)
+        if kind in ("Dropout", "Identity"):
+            return True
+        if kind == "ReLU6":
+            return "where(%s > 6.0, 6.0, relu(%s))" % (x, x)
+        if kind == "Flatten":
+            return "flatten(%s, start_dim: %d, end_dim: %d)" % (x, m.start_dim, m.end_dim)
+        if kind in ("Softmax", "LogSoftmax"):
+            return "%s(%s, dim: %d)" % ("softmax" if kind == "Softmax" else "log_softmax", x, m.dim)
+        if kind in ("MaxPool2d", "AvgPool2d"):
+            return self.pool(kind == "MaxPool2d", x, m.kernel_size, m.stride, m.padding,
+                             getattr(m, "dilation", 1), m.ceil_mode,
+                             getattr(m, "count_include_pad", True),
+                             getattr(m, "divisor_override", None), loc)
+        if kind == "AdaptiveAvgPool2d":
+            size = m.output_size
+            h, w = (size, size) if isinstance(size, int) else size
+            if h is None or w is None:
+                raise unsupported("nn.AdaptiveAvgPool2d with a None size", loc)
+            return "adaptive_avg_pool2d(%s, [%d, %d])" % (x, h, w)
+        if not list(m.parameters()) and not list(m.buffers()):
+            raise unsupported("`nn.%s`" % kind, loc)
+        return None
+
+    def pool(self, is_max, x, kernel, stride, padding, dilation, ceil_mode, count_include_pad,
+             divisor, loc):
+        what = "max_pool2d" if is_max else "avg_pool2d"
+        try:
+            k = single(kernel, "kernel_size")
+            s = single(stride if stride is not None else kernel, "stride")
+            p = single(padding, "padding")
+            d = single(dilation, "dilation")
+        except ValueError as error:
+            raise unsupported("%s with a %s" % (what, error), loc)
+        if d != 1 or ceil_mode or not count_include_pad or divisor is not None:
+            raise unsupported("%s with dilation, ceil_mode, count_include_pad=False or "
+                              "divisor_override" % what, loc)
+        return "%s(%s, %d, stride: %d, padding: %d)" % (what, x, k, s, p)
+
+    # ------------------------------------------------------------- methods
+    def emit_call_method(self, node, loc):
+        method = node.target
+        x = node.args[0]
+        xs = self.arg(x, loc)
+        rest = node.args[1:]
+        kw = dict(node.kwargs)
+        dev = self.first_tensor_device(node)
+        if method in IDENTITY_METHODS:
+            return self.alias(node, x)
+        if method in ("cuda", "cpu", "to"):
+            return self.emit_transfer(node, method, xs, rest, kw, loc)
+        if method in CAST_METHODS:
+            return self.bind(node, "cast(%s, %s)" % (xs, CAST_METHODS[method]), dev, loc)
+        if method in UNARY_METHODS:
+            return self.bind(node, "%s(%s)" % (UNARY_METHODS[method], xs), dev, loc)
+        if method in BINARY_METHODS:
+            return self.bind(node, "%s %s %s" % (xs, BINARY_METHODS[method],
+                                                 self.arg(rest[0], loc)), dev, loc)
+        if method in ("view", "reshape"):
+            dims = self.shape_list(rest, loc)
+            return self.bind(node, "reshape(%s, [%s])" % (xs, ", ".join(dims)), dev, loc)
+        if method == "flatten":
+            start = rest[0] if rest else kw.get("start_dim", 0)
+            end = rest[1] if len(rest) > 1 else kw.get("end_dim", -1)
+            return self.bind(node, "flatten(%s, start_dim: %d, end_dim: %d)" % (xs, start, end),
+                             dev, loc)
+        if method in ("transpose", "permute", "unsqueeze", "squeeze", "softmax", "log_softmax",
+                      "sum", "mean", "max", "min", "masked_fill", "t"):
+            return self.emit_shaped(node, method, xs, rest, kw, dev, loc)
+        if method == "size":
+            return []
+        raise unsupported("`Tensor.%s`" % method, loc)
+
+    def emit_transfer(self, node, method, xs, rest, kw, loc):
+        from tracing import split_to_args
+
+        if method == "cuda":
+            target = self.device_arg(rest[0], loc) if rest else "cuda:0"
+            if target is None:
+                target = "cuda:0"
+            expr_dev = target
+            cast = None
+        elif method == "cpu":
+            expr_dev, cast = "cpu", None
+        else:
+            device = None
+            cast = None
+            plain = []
+            for a in list(rest) + ([kw["device"]] if "device" in kw else []):
+                d = self.device_arg(a, loc)
+                if d is not None:
+                    device = d
+                elif isinstance(a, torch.dtype):
+                    cast = DTYPES.get(a)
+                else:
+                    plain.append(a)
+            if "dtype" in kw:
+                cast = DTYPES.get(kw["dtype"])
+            if plain:
+                raise unsupported("`.to(%s)`" % ", ".join(map(str, plain)), loc,
+                                  help_text="pass a device or a dtype")
+            expr_dev = device
+        expr = xs
+        if cast is not None:
+            expr = "cast(%s, %s)" % (expr, cast)
+        dev = self.devices.get(node.args[0], MODEL_DEVICE)
+        fix = redundant = None
+        if expr_dev is not None:
+            expr = "%s.to(%s)" % (expr, self.dev_text(expr_dev))
+            dev = expr_dev
+            if loc is not None:
+                call = source_text(loc)
+                start = call.rfind("." + method + "(")
+                call = call[start:] if start >= 0 else "." + method + "(...)"
+                redundant = "remove `%s`: the tensor is already on that device" % call
+                fix = ("remove `%s`: it moves the tensor to %s, away from the tensors it meets"
+                       % (call, "the GPU" if expr_dev.startswith("cuda") else expr_dev
+                          if expr_dev != MODEL_DEVICE else "the model's device"))
+        if expr == xs:
+            return self.alias(node, node.args[0])
+        lines = self.bind(node, expr, dev, loc, fix, "transfer")
+        lines[0].redundant_fix = redundant
+        return lines
+
+    def emit_shaped(self, node, op, xs, rest, kw, dev, loc):
+        def get(i, name, default=None):
+            if len(rest) > i:
+                return rest[i]
+            return kw.get(name, default)
+
+        if op == "t":
+            return self.bind(node, "transpose(%s, 0, 1)" % xs, dev, loc)
+        if op == "transpose":
+            return self.bind(node, "transpose(%s, %d, %d)" % (xs, get(0, "dim0"), get(1, "dim1")),
+                             dev, loc)
+        if op == "permute":
+            dims = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+            return self.bind(node, "permute(%s, [%s])" % (xs, ", ".join(map(str, dims))), dev,
+                             loc)
+        if op in ("unsqueeze", "squeeze"):
+            d = get(0, "dim")
+            if d is None:
+                return self.bind(node, "squeeze(%s)" % xs, dev, loc)
+            return self.bind(node, "%s(%s, %d)" % (op, xs, d), dev, loc)
+        if op in ("softmax", "log_softmax"):
+            return self.bind(node, "%s(%s, dim: %d)" % (op, xs, get(0, "dim")), dev, loc)
+        if op == "masked_fill":
+            return self.bind(node, "where(%s, %s, %s)" % (self.arg(get(0, "mask"), loc),
+                                                        self.arg(get(1, "value"), loc), xs),
+                             dev, loc)
+        return self.reduction(node, op, xs, get(0, "dim"), get(1, "keepdim", False), dev, loc)
+
+    def reduction(self, node, op, xs, dim, keepdim, dev, loc):
+        if op in ("max", "min") and dim is not None:
+            raise unsupported("`%s` over a dim (it returns values and indices)" % op, loc,
+                              help_text="use `amax`/`amin`")
+        if dim is None:
+            return self.bind(node, "%s(%s)" % (op, xs), dev, loc)
+        dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+        rank = self.sample(node.args[0]).dim()
+        dims = sorted((d % rank for d in dims), reverse=True)
+        expr = xs
+        for d in dims:
+            expr = "%s(%s, dim: %d%s)" % (op, expr, d, ", keepdim: true" if keepdim else "")
+        return self.bind(node, expr, dev, loc)
+
+    # ----------------------------------------------------------- functions
+    def emit_call_function(self, node, loc):
+        fn = node.target
+        args = node.args
+        kw = dict(node.kwargs)
+        dev = self.first_tensor_device(node)
+        if original_factory(fn) in self.session.factories:
+            return self.emit_factory(node, original_factory(fn), args, kw, loc)
+        if fn is getattr:
+            attr = args[1]
+            if attr == "T":
+                return self.bind(node, "%s.T" % self.arg(args[0], loc), dev, loc)
+            raise unsupported("`Tensor.%s`" % attr, loc)
+        if fn is operator.getitem:
+            return self.emit_getitem(node, args, loc, dev)
+        if fn in BINARY:
+            a, b = args[0], args[1] if len(args) > 1 else kw.get("other")
+            if isinstance(a, torch.fx.Node) and isinstance(self.sample(a), int) or \
+                    isinstance(b, torch.fx.Node) and isinstance(self.sample(b), int):
+                return []
+            return self.bind(node, "%s %s %s" % (self.arg(a, loc), BINARY[fn], self.arg(b, loc)),
+                             dev, loc)
+        if fn in UNARY:
+            if fn is F.gelu and kw.get("approximate", "none") != "none":
+                raise unsupported("gelu(approximate=%r)" % kw["approximate"], loc)
+            if fn is operator.neg:
+                return self.bind(node, "-%s" % self.arg(args[0], loc), dev, loc)
+            return self.bind(node, "%s(%s)" % (UNARY[fn], self.arg(args[0], loc)), dev, loc)
+        if fn in (F.dropout, torch.dropout, torch.nn.functional.dropout2d):
+            return self.alias(node, args[0])
+        if fn in (F.softmax, F.log_softmax, torch.softmax, torch.log_softmax):
+            name = "softmax" if fn in (F.softmax, torch.softmax) else "log_softmax"
+            d = args[1] if len(args) > 1 else kw.get("dim")
+            return self.bind(node, "%s(%s, dim: %d)" % (name, self.arg(args[0], loc), d), dev, loc)
+        if fn is torch.flatten:
+            start = args[1] if len(args) > 1 else kw.get("start_dim", 0)
+            end = args[2] if len(args) > 2 else kw.get("end_dim", -1)
+            return self.bind(node, "flatten(%s, start_dim: %d, end_dim: %d)" % (
+                self.arg(args[0], loc), start, end), dev, loc)
+        if fn is torch.reshape:
+            dims = self.shape_list(args[1:], loc)
+            return self.bind(node, "reshape(%s, [%s])" % (self.arg(args[0], loc), ", ".join(dims)),
+                             dev, loc)
+        if fn in (torch.transpose, torch.permute, torch.unsqueeze, torch.squeeze, torch.sum,
+                  torch.mean, torch.masked_fill):
+            return self.emit_shaped(node, fn.__name__, self.arg(args[0], loc), args[1:], kw, dev,
+                                    loc)
+        if fn in (torch.cat, torch.concat, torch.stack):
+            tensors = ", ".join(self.arg(t, loc) for t in args[0])
+            d = args[1] if len(args) > 1 else kw.get("dim", 0)
+            name = "stack" if fn is torch.stack else "concat"
+            return self.bind(node, "%s([%s], %d)" % (name, tensors, d), dev, loc)
+        if fn is F.linear:
+            x, w = self.arg(args[0], loc), self.arg(args[1], loc)
+            b = args[2] if len(args) > 2 else kw.get("bias")
+            expr = "%s @ %s.T" % (x, w)
+            if b is not None:
+                expr += " + %s" % self.arg(b, loc)
+            return self.bind(node, expr, dev, loc)
+        if fn in (F.conv2d, torch.conv2d):
+            return self.bind(node, self.conv2d_call(args, kw, loc), dev, loc)
+        if fn in (F.max_pool2d, F.avg_pool2d, torch.max_pool2d, F.avg_pool2d):
+            is_max = fn in (F.max_pool2d, torch.max_pool2d)
+            names = ["input", "kernel_size", "stride", "padding"]
+            values = dict(zip(names, args))
+            values.update(kw)
+            return self.bind(node, self.pool(
+                is_max, self.arg(values["input"], loc), values["kernel_size"],
+                values.get("stride") or values["kernel_size"], values.get("padding", 0),
+                values.get("dilation", 1), values.get("ceil_mode", False),
+                values.get("count_include_pad", True), values.get("divisor_override"), loc),
+                dev, loc)
+        if fn is F.adaptive_avg_pool2d:
+            size = args[1] if len(args) > 1 else kw["output_size"]
+            h, w = (size, size) if isinstance(size, int) else size
+            return self.bind(node, "adaptive_avg_pool2d(%s, [%d, %d])" % (
+                self.arg(args[0], loc), h, w), dev, loc)
+        if fn is F.layer_norm:
+            names = ["input", "normalized_shape", "weight", "bias", "eps"]
+            v = dict(zip(names, args))
+            v.update(kw)
+            if v.get("weight") is None or v.get("bias") is None:
+                raise unsupported("layer_norm without weight and bias", loc)
+            return self.bind(node, "layer_norm(%s, %s, %s, eps: %s)" % (
+                self.arg(v["input"], loc), self.arg(v["weight"], loc), self.arg(v["bias"], loc),
+                float_text(v.get("eps", 1e-5))), dev, loc)
+        if fn is F.embedding:
+            return self.bind(node, "embedding(%s, %s)" % (self.arg(args[0], loc),
+                                                         self.arg(args[1], loc)), dev, loc)
+        if fn in (F.cross_entropy, F.nll_loss):
+            names = ["input", "target", "weight"]
+            v = dict(zip(names, args))
+            v.update(kw)
+            if v.get("reduction", "mean") != "mean" or v.get("ignore_index", -100) != -100 or \
+                    v.get("label_smoothing", 0.0) != 0.0:
+                raise unsupported("%s with reduction, ignore_index or label_smoothing" %
+                                  fn.__name__, loc)
+            text = "%s(%s, %s" % (fn.__name__, self.arg(v["input"], loc),
+                                  self.arg(v["target"], loc))
+            if v.get("weight") is not None:
+                text += ", weight: %s" % self.arg(v["weight"], loc)
+            return self.bind(node, text + ")", dev, loc)
+        if fn is torch.where and len(args) == 3:
+            return self.bind(node, "where(%s, %s, %s)" % tuple(self.arg(a, loc) for a in args),
+                             dev, loc)
+        name = getattr(fn, "__name__", str(fn))
+        module = getattr(fn, "__module__", "") or ""
+        prefix = "F." if "functional" in module else ("torch." if "torch" in module else "")
+        raise unsupported("`%s%s`" % (prefix, name), loc)
+
+    def conv2d_call(self, args, kw, loc):
+        names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
+        v = dict(zip(names, args))
+        v.update(kw)
+        try:
+            s = single(v.get("stride", 1), "stride")
+            p = single(v.get("padding", 0), "padding")
+            d = single(v.get("dilation", 1), "dilation")
+        except ValueError as error:
+            raise unsupported("conv2d with a %s" % error, loc)
+        if isinstance(p, str):
+            raise unsupported("conv2d(padding=%r)" % p, loc)
+        text = "conv2d(%s, %s" % (self.arg(v["input"], loc), self.arg(v["weight"], loc))
+        if v.get("bias") is not None:
+            text += ", %s" % self.arg(v["bias"], loc)
+        for name, value, default in (("stride", s, 1), ("padding", p, 0), ("dilation", d, 1),
+                                     ("groups", v.get("groups", 1), 1)):
+            if value != default:
+                text += ", %s: %d" % (name, value)
+        return text + ")"
+
+    def emit_getitem(self, node, args, loc, dev):
+        source, index = args
+        sample = self.sample(source)
+        if isinstance(sample, torch.Tensor):
+            items = index if isinstance(index, tuple) else (index,)
+            parts = []
+            for item in items:
+                if isinstance(item, slice):
+                    part = ""
+                    if item.start is not None:
+                        part += self.int_text(item.start, loc)
+                    part += ":"
+                    if item.stop is not None:
+                        part += self.int_text(item.stop, loc)
+                    if item.step is not None:
+                        part += ":" + self.int_text(item.step, loc)
+                    parts.append(part)
+                elif item is None or item is Ellipsis:
+                    raise unsupported("indexing with `None` or `...`", loc,
+                                      help_text="use unsqueeze / explicit slices")
+                else:
+                    parts.append(self.int_text(item, loc))
+            return self.bind(node, "%s[%s]" % (self.arg(source, loc), ", ".join(parts)), dev, loc)
+        raise unsupported("indexing a %s" % type(sample).__name__, loc)
+
+    def emit_factory(self, node, fn, args, kw, loc):
+        name = fn.__name__
+        device = "cpu"
+        if "device" in kw and kw["device"] is not None:
+            device = self.device_arg(kw["device"], loc)
+            if device is None:
+                raise unsupported("this `device=` argument", loc)
+        dtype = kw.get("dtype")
+        dtype_text = ""
+        if dtype is not None:
+            if dtype not in DTYPES:
+                raise unsupported("dtype %s" % dtype, loc)
+            dtype_text = ", dtype: " + DTYPES[dtype]
+        fix = None
+        if device == "cpu" and loc is not None:
+            call = source_text(loc)
+            x = self.unit.input_names[0] if self.unit.input_names else "x"
+            if re.search(r"device\s*=", call):
+                fixed = re.sub(r"device\s*=\s*[^,)]+", "device=%s.device" % x, call)
+            elif call.endswith("()"):
+                fixed = call[:-1] + "device=%s.device)" % x
+            elif call.endswith(")"):
+                fixed = call[:-1] + ", device=%s.device)" % x
+            else:
+                fixed = "%s(..., device=%s.device)" % (name, x)
+            fix = ("`%s` creates the tensor on the CPU whatever device the model is on: create "
+                   "it where the tensors it meets are: `%s`" % (call, fixed))
+        if name == "tensor":
+            data = args[0] if args else kw.get("data")
+            if isinstance(data, (int, float, bool)):
+                # A 0-dim tensor from a Python number: PyTorch lets a 0-dim
+                # CPU tensor meet GPU tensors as a scalar, so it is one here.
+                self.exprs[node] = scalar_text(data)
+                self.devices[node] = MODEL_DEVICE
+                return []
+            raise unsupported("`torch.tensor` of a list inside forward", loc,
+                              help_text="register the tensor as a buffer in __init__")
+        if name in ("zeros", "ones", "randn", "empty"):
+            dims = self.shape_list([a for a in args], loc)
+            builtin = {"empty": "zeros"}.get(name, name)
+            expr = "%s([%s]%s)" % (builtin, ", ".join(dims), dtype_text)
+        elif name == "full":
+            dims = self.shape_list([args[0]], loc)
+            expr = "full([%s], %s%s)" % (", ".join(dims), self.arg(args[1], loc), dtype_text)
+        elif name == "arange":
+            if len(args) != 1:
+                raise unsupported("`torch.arange(start, end)`", loc)
+            expr = "arange(%s%s)" % (self.int_text(args[0], loc), dtype_text)
+        elif name == "eye":
+            if len(args) != 1:
+                raise unsupported("`torch.eye(n, m)`", loc)
+            expr = "eye(%s%s)" % (self.int_text(args[0], loc), dtype_text)
+        else:
+            raise unsupported("`torch.%s`" % name, loc)
+        expr += " @ " + self.dev_text(device)
+        return self.bind(node, expr, device, loc, fix, "factory")
