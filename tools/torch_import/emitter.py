@@ -51,9 +51,14 @@ BINARY = {
     operator.matmul: "@", operator.pow: "**", operator.mod: "%", operator.gt: ">",
     operator.lt: "<", operator.ge: ">=", operator.le: "<=", operator.eq: "==", operator.ne: "!=",
     torch.add: "+", torch.sub: "-", torch.mul: "*", torch.div: "/", torch.matmul: "@",
+    torch.bmm: "@",
     torch.pow: "**",
 }
-BINARY_METHODS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow": "**"}
+BINARY_METHODS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow": "**",
+                  "bmm": "@"}
+LIKE_FUNCTIONS = {torch.zeros_like: "zeros", torch.ones_like: "ones", torch.randn_like: "randn",
+                  torch.full_like: "full", torch.empty_like: "zeros"}
+NEW_METHODS = {"new_zeros": "zeros", "new_ones": "ones", "new_full": "full", "new_empty": "zeros"}
 UNARY = {
     torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid", torch.tanh: "tanh",
     F.gelu: "gelu", F.silu: "silu", torch.exp: "exp", torch.log: "log", torch.sqrt: "sqrt",
@@ -766,6 +771,13 @@ class ModelEmitter:
         dev = self.first_tensor_device(node)
         if method in IDENTITY_METHODS:
             return self.alias(node, x)
+        if method in NEW_METHODS:
+            if method == "new_full":
+                shape_args, fill = [rest[0] if rest else kw["size"]], list(rest[1:2])
+            else:
+                shape_args, fill = list(rest) or [kw["size"]], []
+            return self.emit_created_from(node, NEW_METHODS[method], x, shape_args, fill, kw,
+                                          loc)
         if method in ("cuda", "cpu", "to"):
             return self.emit_transfer(node, method, xs, rest, kw, loc)
         if method in CAST_METHODS:
@@ -891,6 +903,9 @@ class ModelEmitter:
         dev = self.first_tensor_device(node)
         if original_factory(fn) in self.session.factories:
             return self.emit_factory(node, original_factory(fn), args, kw, loc)
+        if fn in LIKE_FUNCTIONS:
+            return self.emit_created_from(node, LIKE_FUNCTIONS[fn], args[0], None, args[1:], kw,
+                                          loc)
         if fn is getattr:
             attr = args[1]
             if attr == "T":
@@ -1038,6 +1053,29 @@ class ModelEmitter:
                     parts.append(self.int_text(item, loc))
             return self.bind(node, "%s[%s]" % (self.arg(source, loc), ", ".join(parts)), dev, loc)
         raise unsupported("indexing a %s" % type(sample).__name__, loc)
+
+    def emit_created_from(self, node, builtin, source, shape_args, rest, kw, loc):
+        """`torch.zeros_like(x)` / `x.new_zeros(shape)`: created on x's device
+        (and, for *_like, with x's shape) unless `device=` says otherwise."""
+        if shape_args is None:
+            values = self.values(source)
+            dims = [self.dim_text([v.shape[i] for v in values], loc)
+                    for i in range(values[0].dim())]
+        else:
+            dims = self.shape_list(shape_args, loc)
+        device = self.devices.get(source, MODEL_DEVICE)
+        if kw.get("device") is not None:
+            device = self.device_arg(kw["device"], loc)
+            if device is None:
+                raise unsupported("this `device=` argument", loc)
+        sample = self.sample(node)
+        dtype = ", dtype: " + DTYPES[sample.dtype] if sample.dtype != torch.float32 else ""
+        if builtin == "full":
+            value = rest[0] if rest else kw.get("fill_value")
+            expr = "full([%s], %s%s)" % (", ".join(dims), self.arg(value, loc), dtype)
+        else:
+            expr = "%s([%s]%s)" % (builtin, ", ".join(dims), dtype)
+        return self.bind(node, expr + " @ " + self.dev_text(device), device, loc)
 
     def emit_factory(self, node, fn, args, kw, loc):
         name = fn.__name__

@@ -172,7 +172,7 @@ def is_torch_layer(module):
 
 
 def snake_case(name):
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return name.lower()
 
 
 class ModelcTracer(torch.fx.Tracer):
