@@ -1016,6 +1016,36 @@ GeneratedKernel concatPieceKernel(const KernelOrigin &origin, int device, const 
                       .str());
 }
 
+GeneratedKernel sliceKernel(const KernelOrigin &origin, int device, const BufferRef &input,
+                            llvm::ArrayRef<SizeExpr> starts, llvm::ArrayRef<int64_t> steps,
+                            llvm::ArrayRef<int> outDimOf, const BufferRef &out) {
+  KernelWriter w(origin, device, "copy");
+  std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
+  w.line("const int64_t total = " + w.size(product(out.shape)) + ";");
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x) {");
+  w.setDepth(1);
+  w.coordinates(out.shape, "i", "c");
+  w.setDepth(0);
+  llvm::SmallVector<int> identity;
+  for (unsigned d = 0; d < input.shape.size(); ++d)
+    identity.push_back(int(d));
+  w.line(llvm::formatv("  {0}[i] = {1}[{2}];", outName, in, w.offset(input, identity, [&](int d) {
+    std::string start = KernelWriter::wrap(w.size(starts[d]));
+    if (outDimOf[d] < 0)
+      return start;
+    std::string c = "c" + std::to_string(outDimOf[d]);
+    if (steps[d] != 1)
+      c += " * " + std::to_string(steps[d]);
+    return start == "0" ? c : "(" + start + " + " + c + ")";
+  })));
+  w.line("}");
+  w.setFlops(SizeExpr(0));
+  w.launch1d(product(out.shape));
+  return w.finish(
+      llvm::formatv("slice: copies part of {0} into {1}", describe(input), describe(out)).str());
+}
+
 GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogits,
                            const BufferRef &input, const BufferRef &target,
                            const std::optional<BufferRef> &weight, llvm::StringRef reduction,

@@ -138,6 +138,14 @@ GeneratedKernel gatherKernel(const KernelOrigin &origin, int device, GatherKind 
 GeneratedKernel concatPieceKernel(const KernelOrigin &origin, int device, const BufferRef &input,
                                   int64_t dim, const SizeExpr &offset, const BufferRef &out);
 
+/// Basic indexing `x[i, a:b:s]`: input dim d is read at `starts[d] +
+/// steps[d] * c` of the output coordinate c it maps to (`outDimOf[d]`), or at
+/// `starts[d]` when it is indexed away (`outDimOf[d]` = -1). Starts are
+/// already normalised into the dim.
+GeneratedKernel sliceKernel(const KernelOrigin &origin, int device, const BufferRef &input,
+                            llvm::ArrayRef<SizeExpr> starts, llvm::ArrayRef<int64_t> steps,
+                            llvm::ArrayRef<int> outDimOf, const BufferRef &out);
+
 /// cross_entropy (`fromLogits`) or nll_loss over [N, C] and [N] targets.
 GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogits,
                            const BufferRef &input, const BufferRef &target,

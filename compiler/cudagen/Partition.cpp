@@ -29,6 +29,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 #include <map>
 
 namespace modelc::cudagen {
@@ -392,6 +394,22 @@ llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operat
           dim = operandShape(0)[from];
         })
         .Case<mlir::mdl::PermuteOp>([&](auto p) { dim = operandShape(0)[p.getPermutation()[d]]; })
+        .Case<mlir::mdl::SliceOp>([&](mlir::mdl::SliceOp s) {
+          // Result dim d is the d-th input dim not indexed away.
+          int64_t in = -1;
+          for (int64_t seen = -1; seen < d;)
+            if (!llvm::is_contained(s.getIndexDims(), ++in))
+              ++seen;
+          const SizeExpr &n = operandShape(0)[in];
+          auto bound = [&](int64_t b) {
+            if (b == std::numeric_limits<int64_t>::max()) // `x[a:]`
+              return n;
+            SizeExpr v = b < 0 ? n + SizeExpr(b) : SizeExpr(b);
+            return SizeExpr::min(SizeExpr::max(v, SizeExpr(0)), n);
+          };
+          SizeExpr span = bound(s.getEnds()[in]) - bound(s.getStarts()[in]);
+          dim = SizeExpr::max(SizeExpr::ceilDiv(span, s.getSteps()[in]), SizeExpr(0));
+        })
         .Case<mlir::mdl::ConcatOp>([&](auto c) {
           if (d == int64_t(c.getDim())) {
             SizeExpr total(0);
@@ -836,6 +854,32 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
           addKernel(concatPieceKernel(origin, device, in, dim, offset, ref(out)));
           offset = offset + in.shape[dim];
         }
+        return llvm::Error::success();
+      })
+      .Case<mlir::mdl::SliceOp>([&](mlir::mdl::SliceOp slice) -> llvm::Error {
+        // Python's bounds: a negative start counts from the end; both clamp.
+        llvm::Expected<BufferRef> input = buffer(slice.getInput());
+        if (!input)
+          return input.takeError();
+        llvm::SmallVector<SizeExpr, 4> starts;
+        llvm::SmallVector<int> outDimOf;
+        int next = 0;
+        for (size_t d = 0; d < input->shape.size(); ++d) {
+          const SizeExpr &extent = input->shape[d];
+          int64_t start = slice.getStarts()[d];
+          SizeExpr from = start < 0 ? extent + SizeExpr(start) : SizeExpr(start);
+          bool indexed = llvm::is_contained(slice.getIndexDims(), int64_t(d));
+          // An index reads the nearest valid position (as the cpu back end).
+          SizeExpr last = indexed ? extent - SizeExpr(1) : extent;
+          starts.push_back(SizeExpr::min(SizeExpr::max(from, SizeExpr(0)), last));
+          outDimOf.push_back(indexed ? -1 : next++);
+        }
+        llvm::SmallVector<int64_t> steps(slice.getSteps());
+        finishValue(op, result);
+        BufferId out = newBuffer(result);
+        result.buffer = out;
+        KernelOrigin origin{kernelName(result.opNames), result.sourceLines};
+        addKernel(sliceKernel(origin, device, *input, starts, steps, outDimOf, ref(out)));
         return llvm::Error::success();
       })
       .Case<mlir::mdl::MaxPool2dOp, mlir::mdl::AvgPool2dOp>([&](mlir::Operation *) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlirgen/MlirGen.h"
+#include "sema/BuiltinList.h"
 
 #include "mlir/MdlDialect.h"
 
@@ -22,7 +23,6 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
@@ -39,40 +39,8 @@ namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;
 constexpr unsigned kMaxInlineDepth = 64;
 
-/// Parameter names of the built-ins (`?` marks optional ones), as the checker
-/// binds them (sema/Builtins.cpp).
-const char *builtinParams(llvm::StringRef name) {
-  return llvm::StringSwitch<const char *>(name)
-      .Cases({"relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "neg"}, "x")
-      .Cases({"sum", "mean", "max", "min"}, "x dim? keepdim?")
-      .Cases({"softmax", "log_softmax"}, "x dim")
-      .Case("reshape", "x shape")
-      .Case("flatten", "x start_dim? end_dim?")
-      .Case("transpose", "x dim0 dim1")
-      .Case("permute", "x dims")
-      .Case("unsqueeze", "x dim")
-      .Case("squeeze", "x dim?")
-      .Cases({"concat", "stack"}, "tensors dim?")
-      .Case("conv2d", "x weight bias? stride? padding? dilation? groups?")
-      .Cases({"max_pool2d", "avg_pool2d"}, "x kernel_size stride? padding?")
-      .Case("adaptive_avg_pool2d", "x output_size")
-      .Case("layer_norm", "x weight bias eps?")
-      .Case("batch_norm", "x mean var weight bias eps?")
-      .Case("embedding", "indices table")
-      .Cases({"gather", "index_select"}, "x dim index")
-      .Case("where", "mask a b")
-      .Case("cross_entropy", "logits target weight?")
-      .Case("nll_loss", "logp target weight?")
-      .Cases({"zeros", "ones"}, "shape dtype?")
-      .Case("full", "shape value dtype?")
-      .Case("randn", "shape seed? dtype?")
-      .Cases({"arange", "eye"}, "n dtype?")
-      .Case("cast", "x dtype")
-      .Case("to", "x device")
-      .Case("dropout", "x p?")
-      .Case("matmul", "a b")
-      .Default(nullptr);
-}
+/// Parameter names of the built-ins (`?` marks optional ones): the checker's.
+const char *builtinParams(llvm::StringRef name) { return sema::builtinParamList(name); }
 
 struct ModelFrame;
 
@@ -219,6 +187,31 @@ private:
   /// adaptive_avg_pool2d of a static [N, C, H, W] to [N, C, outH, outW] when
   /// the output does not divide the input: one mean per (overlapping) window.
   mlir::Value adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW, mlir::Location l);
+
+  // Built-ins composed of other mdl ops (PyTorch's signatures for ports).
+  static bool isComposedBuiltin(llvm::StringRef name);
+  GenValue genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
+                              llvm::ArrayRef<std::optional<GenValue>> args,
+                              llvm::ArrayRef<Range> ranges, llvm::ArrayRef<llvm::StringRef> strings,
+                              Scope &scope);
+  /// i64 [n]: start, start + 1, ... on `device`.
+  mlir::Value indexVector(int64_t n, int64_t start, mlir::Attribute device, mlir::Location l);
+  /// A 0-dim tensor of `value` with the dtype and device of `like`.
+  mlir::Value scalarLike(double value, mlir::Value like, mlir::Location l);
+  template <typename Op>
+  mlir::Value elementwise(mlir::Value lhs, mlir::Value rhs, mlir::Location l);
+  mlir::Value compare(llvm::StringRef predicate, mlir::Value lhs, mlir::Value rhs,
+                      mlir::Location l);
+  /// x[..., start:end, ...] along `dim` (static bounds).
+  mlir::Value sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end, mlir::Location l);
+  /// index_select(x, dim, index).
+  mlir::Value selectAlong(mlir::Value x, int64_t dim, mlir::Value index, mlir::Location l);
+  /// A vector [n] reshaped to [n, 1, ...] so it broadcasts along `dim` of a rank-`rank` tensor.
+  mlir::Value alongDim(mlir::Value vector, int64_t dim, int64_t rank, mlir::Location l);
+  /// F.pad of one dim: an index_select of the source positions, and for
+  /// `constant` a where() that fills the positions outside the input.
+  mlir::Value padDim(mlir::Value x, int64_t dim, int64_t left, int64_t right, llvm::StringRef mode,
+                     double value, mlir::Location l);
 
   mlir::MLIRContext &ctx;
   const sema::CheckedProgram &program;
@@ -1060,6 +1053,15 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     v.model = base.models[size_t(*i < 0 ? *i + n : *i)];
     return v;
   }
+  if (base.kind == GenValue::Kind::List) { // `chunk(x, 2)[1]`
+    std::optional<int64_t> i;
+    if (index.subscripts.size() == 1 && !index.subscripts[0].isSlice)
+      i = constantInt(*index.subscripts[0].index);
+    int64_t n = int64_t(base.elements.size());
+    if (!i || *i < -n || *i >= n)
+      return unsupported(index.range, "this list index");
+    return base.elements[size_t(*i < 0 ? *i + n : *i)];
+  }
   if (base.kind != GenValue::Kind::Tensor)
     return unsupported(index.base->range, "indexing this value");
 
@@ -1210,6 +1212,7 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     n.consume_back("?");
   llvm::SmallVector<std::optional<GenValue>, 8> args(names.size());
   llvm::SmallVector<Range, 8> ranges(names.size(), call.range);
+  llvm::SmallVector<llvm::StringRef, 8> strings(names.size()); // `mode: "reflect"`
   size_t positional = 0;
   if (receiver) {
     args[0] = *receiver;
@@ -1228,12 +1231,21 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     }
     if (slot >= names.size())
       return unsupported(a.range, "this argument");
+    if (auto *text = dyn_cast<ast::StringLitExpr>(a.value.get())) {
+      strings[slot] = text->value;
+      args[slot] = GenValue();
+      ranges[slot] = a.value->range;
+      continue;
+    }
     GenValue v = gen(*a.value, scope);
     if (!v.ok())
       return {};
     args[slot] = v;
     ranges[slot] = a.value->range;
   }
+
+  if (isComposedBuiltin(name))
+    return genComposedBuiltin(name, call, args, ranges, strings, scope);
 
   mlir::Location l = loc(call.range);
   auto tensorArg = [&](size_t i) -> mlir::Value {
@@ -1464,7 +1476,7 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     return GenValue::ofTensor(
         mlir::mdl::PermuteOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(*perm)));
   }
-  if (name == "concat" || name == "stack") {
+  if (name == "concat" || name == "cat" || name == "stack") {
     if (!has(0) || args[0]->kind != GenValue::Kind::List || args[0]->elements.empty())
       return unsupported(ranges[0], "`" + name + "` of anything but a list of tensors");
     llvm::SmallVector<mlir::Value> inputs;
@@ -1684,10 +1696,210 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     if (name == "randn")
       return GenValue::ofTensor(
           mlir::mdl::RandnOp::create(b, l, rt, sizes, b.getI64IntegerAttr(intArg(1, 0))));
-    if (name == "arange")
-      return GenValue::ofTensor(
-          mlir::mdl::ArangeOp::create(b, l, rt, sizes, b.getF64FloatAttr(0), b.getF64FloatAttr(1)));
+    if (name == "arange") {
+      // `arange(end)` or `arange(start, end, step)`; the checker sized it.
+      auto number = [&](size_t i, double dflt) -> std::optional<double> {
+        if (!has(i))
+          return dflt;
+        if (args[i]->kind != GenValue::Kind::Scalar)
+          return std::nullopt;
+        return args[i]->number;
+      };
+      std::optional<double> start = has(1) ? number(0, 0) : 0, step = number(2, 1);
+      if (!start || !step)
+        return unsupported(call.range, "`arange` from a bound known only at run time");
+      return GenValue::ofTensor(mlir::mdl::ArangeOp::create(
+          b, l, rt, sizes, b.getF64FloatAttr(*start), b.getF64FloatAttr(*step)));
+    }
     return GenValue::ofTensor(mlir::mdl::EyeOp::create(b, l, rt, sizes));
+  }
+  return unsupported(call.range, "`" + name + "`");
+}
+
+//===----------------------------------------------------------------------===//
+// PyTorch's signatures for ports: each composes existing mdl ops (slices,
+// index_select with index vectors built from arange, where), so both back
+// ends run it without an op of its own.
+//===----------------------------------------------------------------------===//
+
+bool Generator::isComposedBuiltin(llvm::StringRef name) {
+  return llvm::is_contained({"split", "chunk", "masked_fill", "triu", "tril", "pad"}, name);
+}
+
+mlir::Value Generator::indexVector(int64_t n, int64_t start, mlir::Attribute device,
+                                   mlir::Location l) {
+  return mlir::mdl::ArangeOp::create(b, l, tensorType({n}, elementType(ast::DType::I64), device),
+                                     mlir::ValueRange{}, b.getF64FloatAttr(double(start)),
+                                     b.getF64FloatAttr(1));
+}
+
+mlir::Value Generator::scalarLike(double value, mlir::Value like, mlir::Location l) {
+  RankedTensorType t = typeOf(like);
+  return mlir::mdl::FullOp::create(b, l, tensorType({}, t.getElementType(), t.getEncoding()),
+                                   mlir::ValueRange{}, b.getF64FloatAttr(value));
+}
+
+template <typename Op>
+mlir::Value Generator::elementwise(mlir::Value lhs, mlir::Value rhs, mlir::Location l) {
+  return Op::create(b, l,
+                    withShape(lhs, broadcastShape(typeOf(lhs).getShape(), typeOf(rhs).getShape())),
+                    lhs, rhs);
+}
+
+mlir::Value Generator::compare(llvm::StringRef predicate, mlir::Value lhs, mlir::Value rhs,
+                               mlir::Location l) {
+  RankedTensorType t = tensorType(broadcastShape(typeOf(lhs).getShape(), typeOf(rhs).getShape()),
+                                  elementType(ast::DType::Bool), typeOf(lhs).getEncoding());
+  return mlir::mdl::CmpOp::create(b, l, t, b.getStringAttr(predicate), lhs, rhs);
+}
+
+mlir::Value Generator::sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end,
+                                mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1);
+  starts[dim] = start;
+  ends[dim] = end;
+  llvm::SmallVector<int64_t> shape(xt.getShape());
+  shape[dim] = end - start;
+  return mlir::mdl::SliceOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(starts),
+                                    b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
+                                    b.getDenseI64ArrayAttr({}));
+}
+
+mlir::Value Generator::selectAlong(mlir::Value x, int64_t dim, mlir::Value index,
+                                   mlir::Location l) {
+  llvm::SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape[dim] = typeOf(index).getDimSize(0);
+  return mlir::mdl::IndexSelectOp::create(b, l, withShape(x, shape), x, index,
+                                          b.getI64IntegerAttr(dim));
+}
+
+mlir::Value Generator::alongDim(mlir::Value vector, int64_t dim, int64_t rank, mlir::Location l) {
+  llvm::SmallVector<int64_t> shape = {typeOf(vector).getDimSize(0)};
+  shape.append(size_t(rank - 1 - dim), 1);
+  return reshape(vector, shape, l);
+}
+
+mlir::Value Generator::padDim(mlir::Value x, int64_t dim, int64_t left, int64_t right,
+                              llvm::StringRef mode, double value, mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t size = xt.getDimSize(dim), rank = xt.getRank();
+  mlir::Value t = indexVector(size + left + right, -left, xt.getEncoding(), l);
+  auto constant = [&](int64_t v) { return scalarLike(double(v), t, l); };
+  mlir::Value index;
+  if (mode == "circular") {
+    index = elementwise<mlir::mdl::RemOp>(t, constant(size), l);
+  } else if (mode == "reflect") { // (n-1) - |(n-1) - |t||
+    mlir::Value absT = mlir::mdl::AbsOp::create(b, l, t.getType(), t);
+    mlir::Value inner = elementwise<mlir::mdl::SubOp>(constant(size - 1), absT, l);
+    index = elementwise<mlir::mdl::SubOp>(
+        constant(size - 1), mlir::mdl::AbsOp::create(b, l, inner.getType(), inner), l);
+  } else { // constant and replicate read the nearest element
+    index = elementwise<mlir::mdl::MinOp>(elementwise<mlir::mdl::MaxOp>(t, constant(0), l),
+                                          constant(size - 1), l);
+  }
+  mlir::Value gathered = selectAlong(x, dim, index, l);
+  if (mode != "constant" || (left <= 0 && right <= 0))
+    return gathered;
+  mlir::Value inside = elementwise<mlir::mdl::AndOp>(compare("ge", t, constant(0), l),
+                                                     compare("lt", t, constant(size), l), l);
+  mlir::Value mask = alongDim(inside, dim, rank, l);
+  return mlir::mdl::WhereOp::create(b, l, gathered.getType(), mask, gathered,
+                                    scalarLike(value, gathered, l));
+}
+
+GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
+                                       llvm::ArrayRef<std::optional<GenValue>> args,
+                                       llvm::ArrayRef<Range> ranges,
+                                       llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+  mlir::Location l = loc(call.range);
+  auto scalar = [&](size_t i, double dflt) -> std::optional<double> {
+    if (i >= args.size() || !args[i])
+      return dflt;
+    if (args[i]->kind != GenValue::Kind::Scalar)
+      return std::nullopt;
+    return args[i]->number;
+  };
+  if (!args[0] || args[0]->kind != GenValue::Kind::Tensor)
+    return unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+  mlir::Value x = args[0]->tensor;
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  auto dimArg = [&](size_t i) -> std::optional<int64_t> {
+    std::optional<double> d = scalar(i, 0);
+    if (!d)
+      return std::nullopt;
+    return *d < 0 ? int64_t(*d) + rank : int64_t(*d);
+  };
+
+  if (name == "split" || name == "chunk") {
+    // The checker sized every piece; they are consecutive slices.
+    const sema::ExprInfo *info = program.typeOf(&call);
+    std::optional<int64_t> dim = dimArg(2);
+    if (!info || info->type.kind() != sema::Type::Kind::List || !info->type.elements || !dim)
+      return unsupported(call.range, "`" + name + "` here");
+    GenValue list;
+    list.kind = GenValue::Kind::List;
+    int64_t offset = 0;
+    for (const sema::Type &part : *info->type.elements) {
+      int64_t len = extentOf(scopedDim(part.shape.dims[size_t(*dim)], scope), *scope.frame);
+      if (len == kDyn)
+        return unsupported(call.range,
+                           "`" + name + "` of a dim whose size is known only at run time");
+      list.elements.push_back(GenValue::ofTensor(sliceDim(x, *dim, offset, offset + len, l)));
+      offset += len;
+    }
+    return list;
+  }
+  if (name == "masked_fill") {
+    if (!args[1] || args[1]->kind != GenValue::Kind::Tensor || !args[2])
+      return unsupported(call.range, "`masked_fill` without a mask tensor");
+    mlir::Value fill = args[2]->kind == GenValue::Kind::Tensor
+                           ? args[2]->tensor
+                           : broadcastScalar(*args[2], x, ranges[2]);
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, args[1]->tensor, fill, x));
+  }
+  if (name == "triu" || name == "tril") {
+    // Keep (row i, col j) where j - i >= diagonal (triu) or <= (tril).
+    int64_t h = xt.getDimSize(rank - 2), w = xt.getDimSize(rank - 1);
+    std::optional<double> diagonal = scalar(1, 0);
+    if (h == kDyn || w == kDyn || !diagonal)
+      return unsupported(call.range,
+                         "`" + name + "` of a matrix whose size is known only at run time");
+    mlir::Value rows = reshape(indexVector(h, 0, xt.getEncoding(), l), {h, 1}, l);
+    mlir::Value cols = reshape(indexVector(w, -int64_t(*diagonal), xt.getEncoding(), l), {1, w}, l);
+    mlir::Value keep = compare(name == "triu" ? "ge" : "le", cols, rows, l);
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, keep, x, scalarLike(0, x, l)));
+  }
+  if (name == "pad") {
+    llvm::SmallVector<int64_t> sizes;
+    if (!args[1] || args[1]->kind != GenValue::Kind::List)
+      return unsupported(ranges[1], "`pad` with these sizes");
+    for (const GenValue &e : args[1]->elements) {
+      if (e.kind != GenValue::Kind::Scalar)
+        return unsupported(ranges[1], "`pad` with these sizes");
+      sizes.push_back(int64_t(e.number));
+    }
+    llvm::StringRef mode = strings[2].empty() ? "constant" : strings[2];
+    std::optional<double> value = scalar(3, 0);
+    if (!value)
+      return unsupported(ranges[3], "`pad` with this value");
+    for (size_t k = 0; k + 1 < sizes.size(); k += 2) {
+      int64_t dim = rank - 1 - int64_t(k / 2);
+      if (sizes[k] == 0 && sizes[k + 1] == 0)
+        continue;
+      int64_t size = typeOf(x).getDimSize(dim);
+      if (size == kDyn)
+        return unsupported(call.range, "`pad` of a dim whose size is known only at run time");
+      if ((mode == "reflect" && (sizes[k] >= size || sizes[k + 1] >= size)) ||
+          (mode == "circular" && (sizes[k] > size || sizes[k + 1] > size)))
+        return unsupported(call.range, "`" + mode + "` padding wider than its dim (size " +
+                                           std::to_string(size) + ")");
+      x = padDim(x, dim, sizes[k], sizes[k + 1], mode, *value, l);
+    }
+    return GenValue::ofTensor(x);
   }
   return unsupported(call.range, "`" + name + "`");
 }

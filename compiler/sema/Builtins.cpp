@@ -16,6 +16,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Casting.h"
 
+#include <cmath>
+
 using namespace modelc;
 using namespace modelc::sema;
 using llvm::dyn_cast;
@@ -68,13 +70,21 @@ enum class BI {
   Cast,
   To,
   Dropout,
-  Matmul
+  Matmul,
+  Split,
+  Chunk,
+  MaskedFill,
+  Triu,
+  Tril,
+  Pad
 };
 
 struct Spec {
   llvm::StringLiteral name;
   BI id;
   const char *params; // space-separated; a trailing `?` marks an optional one
+  /// What notes show for overloaded built-ins; otherwise `name(params)`.
+  const char *overloads = nullptr;
 };
 
 constexpr Spec kBuiltins[] = {
@@ -118,12 +128,21 @@ constexpr Spec kBuiltins[] = {
     {"ones", BI::Ones, "shape dtype?"},
     {"full", BI::Full, "shape value dtype?"},
     {"randn", BI::Randn, "shape seed? dtype?"},
-    {"arange", BI::Arange, "n dtype?"},
+    {"arange", BI::Arange, "start? end? step? dtype?",
+     "arange(end, dtype: i64)` or `arange(start, end, step: 1, dtype: i64)"},
     {"eye", BI::Eye, "n dtype?"},
     {"cast", BI::Cast, "x dtype"},
     {"to", BI::To, "x device"},
     {"dropout", BI::Dropout, "x p?"},
     {"matmul", BI::Matmul, "a b"},
+    // PyTorch's names and signatures for what a port needs (torch.cat, ...).
+    {"cat", BI::Concat, "tensors dim?"},
+    {"split", BI::Split, "x split_size_or_sections dim?"},
+    {"chunk", BI::Chunk, "x chunks dim?"},
+    {"masked_fill", BI::MaskedFill, "x mask value"},
+    {"triu", BI::Triu, "x diagonal?"},
+    {"tril", BI::Tril, "x diagonal?"},
+    {"pad", BI::Pad, "x pad mode? value?"},
 };
 
 const Spec *findSpec(llvm::StringRef name) {
@@ -151,7 +170,21 @@ public:
 
   Value run(const Value *receiver, const Device *placement, const DeviceOrigin *placementOrigin);
 
+  /// `relu(x)`, `sum(x, dim?, keepdim?)`: what notes show.
+  static std::string signatureOf(const Spec &spec);
+
 private:
+  std::string signature() const { return signatureOf(spec); }
+  size_t requiredCount() const { return size_t(llvm::count(required, true)); }
+  size_t givenCount() const { return call.args.size() + (receiver_ ? 1 : 0); }
+  /// E0107 for parameter `i`.
+  void reportMissing(size_t i) {
+    c.reportMissingArgument(
+        call.argsRange.isValid() ? call.argsRange : call.range, spec.name, names[i],
+        requiredCount(), names.size(), givenCount(),
+        llvm::any_of(call.args, [](const ast::Arg &a) { return a.name.has_value(); }), signature());
+  }
+
   bool bind(const Value *receiver);
   Value typeRule(const Device *placement, const DeviceOrigin *placementOrigin);
 
@@ -172,6 +205,9 @@ private:
   std::optional<Dim> dimValue(size_t i);
   std::optional<std::pair<Dim, Dim>> pair(size_t i, std::optional<int64_t> dflt);
   std::optional<ast::DType> dtypeArg(size_t i, ast::DType dflt);
+  /// A compile-time number: a constant int or a float literal.
+  std::optional<double> number(size_t i);
+  std::optional<Dim> arangeLength(ast::DType &dflt);
   bool floating(const Value &v);
   bool integerIndex(const Value &v);
   std::optional<Device> devices(llvm::ArrayRef<const Value *> operands);
@@ -197,6 +233,13 @@ private:
   Value create(const Device *placement, const DeviceOrigin *placementOrigin);
   Value cast();
   Value to();
+  // PyTorch's signatures for ports (the end of this file).
+  std::optional<llvm::StringRef> modeArg(size_t i, llvm::StringRef dflt,
+                                         llvm::ArrayRef<llvm::StringRef> valid);
+  Value split(bool chunk);
+  Value maskedFill();
+  Value triangle();
+  Value pad();
 
   Checker &c;
   const ast::CallExpr &call;
@@ -236,8 +279,9 @@ bool BuiltinCall::bind(const Value *receiver) {
         ++positional;
       slot = positional++;
       if (slot >= names.size()) {
-        c.diags_.report(DiagId::WrongArgumentCount, arg.range, spec.name, names.size(),
-                        call.args.size() + (receiver ? 1 : 0));
+        if (slot == names.size())
+          c.reportArgumentCount(arg.range, spec.name, requiredCount(), names.size(), givenCount(),
+                                signature(), "unexpected argument");
         ok = false;
         continue;
       }
@@ -254,9 +298,7 @@ bool BuiltinCall::bind(const Value *receiver) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (required[i] && !given[i]) {
       if (ok)
-        c.diags_.report(DiagId::MissingArgument,
-                        call.argsRange.isValid() ? call.argsRange : call.range, spec.name,
-                        names[i]);
+        reportMissing(i);
       ok = false;
     }
   }
@@ -351,8 +393,109 @@ std::optional<ast::DType> BuiltinCall::dtypeArg(size_t i, ast::DType dflt) {
   const Value &v = args[i].value;
   if (v.type.kind() == Type::Kind::DType)
     return v.type.dtype;
-  c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a dtype (f32, i64, ...)", c.typeStr(v));
+  c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a dtype (f32, i64, ...)", c.typeStr(v))
+      .primary("`" + names[i].str() + "` of `" + spec.name.str() + "`");
   return std::nullopt;
+}
+
+std::optional<double> BuiltinCall::number(size_t i) {
+  const Value &v = args[i].value;
+  if (v.type.kind() == Type::Kind::Int && v.type.intValue)
+    if (std::optional<int64_t> k = v.type.intValue->asConstant())
+      return double(*k);
+  const ast::Expr *e = args[i].expr;
+  bool negate = false;
+  if (auto *u = llvm::dyn_cast_if_present<ast::UnaryExpr>(e); u && u->op == ast::UnaryOp::Neg) {
+    e = u->operand.get();
+    negate = true;
+  }
+  if (auto *f = llvm::dyn_cast_if_present<ast::FloatLitExpr>(e))
+    return negate ? -f->value : f->value;
+  return std::nullopt;
+}
+
+/// PyTorch's overloads: `arange(end)`, `arange(start, end, step: 1)`; the
+/// length is ceil((end - start) / step), symbolic when the bounds are and
+/// the step is a constant int. Float bounds make the default dtype f32.
+std::optional<Dim> BuiltinCall::arangeLength(ast::DType &dflt) {
+  dflt = ast::DType::I64;
+  if (!has(0) && !has(1)) {
+    reportMissing(1);
+    return std::nullopt;
+  }
+  for (size_t i : {0, 1, 2}) {
+    if (!has(i))
+      continue;
+    Type::Kind k = val(i).type.kind();
+    if (k == Type::Kind::Int)
+      continue;
+    if (k == Type::Kind::Float) {
+      dflt = ast::DType::F32;
+      continue;
+    }
+    auto diag = c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a number", c.typeStr(val(i)));
+    diag.primary("`" + names[i].str() + "` of `arange`");
+    if (k == Type::Kind::DType && args[i].expr && !args[i].expr->range.text().contains(':'))
+      diag.help("pass the dtype by name", {{Range{rangeOf(i).begin, rangeOf(i).begin}, "dtype: "}},
+                Applicability::MachineApplicable);
+    return std::nullopt;
+  }
+  // One bound is the end (`arange(5)`, `arange(end: 5)`).
+  size_t startSlot = 0, endSlot = 1;
+  bool startGiven = has(0) && has(1);
+  if (!has(1))
+    endSlot = 0;
+  std::optional<double> step = has(2) ? number(2) : std::optional<double>(1);
+  if (!step) {
+    c.diags_.report(DiagId::ExpectedConstant, rangeOf(2), "step", c.typeStr(val(2)))
+        .primary("the step must be known to size the result");
+    return std::nullopt;
+  }
+  if (*step == 0) {
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(2), "step", spec.name)
+        .primary("the step must not be zero");
+    return std::nullopt;
+  }
+  bool intStep = has(2) ? val(2).type.kind() == Type::Kind::Int : true;
+  auto dimOf = [&](size_t i) -> std::optional<Dim> {
+    if (val(i).type.kind() == Type::Kind::Int)
+      return val(i).type.intValue;
+    return std::nullopt;
+  };
+  std::optional<Dim> start = startGiven ? dimOf(startSlot) : Dim::constant(0);
+  std::optional<Dim> end = dimOf(endSlot);
+  if (start && end && intStep) {
+    std::optional<int64_t> s = start->asConstant(), e = end->asConstant();
+    int64_t k = int64_t(*step);
+    if (s && e) {
+      if ((k > 0 && *e < *s) || (k < 0 && *e > *s)) {
+        c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(endSlot), "end", spec.name)
+            .primary("`end` " + std::to_string(*e) + " lies " + (k > 0 ? "below" : "above") +
+                     " `start` " + std::to_string(*s) + " with step " + std::to_string(k));
+        return std::nullopt;
+      }
+      int64_t span = k > 0 ? *e - *s : *s - *e, by = k > 0 ? k : -k;
+      return Dim::constant((span + by - 1) / by);
+    }
+    Dim span = k > 0 ? *end - *start : *start - *end;
+    int64_t by = k > 0 ? k : -k;
+    return (span + Dim::constant(by - 1)).floorDiv(by);
+  }
+  std::optional<double> s = startGiven ? number(startSlot) : std::optional<double>(0);
+  std::optional<double> e = number(endSlot);
+  if (!s || !e) {
+    size_t bad = !e ? endSlot : startSlot;
+    c.diags_.report(DiagId::ExpectedConstant, rangeOf(bad), names[bad], c.typeStr(val(bad)))
+        .primary("float bounds must be literals to size the result");
+    return std::nullopt;
+  }
+  double length = std::ceil((*e - *s) / *step);
+  if (length < 0) {
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(endSlot), "end", spec.name)
+        .primary("`end` lies on the wrong side of `start` for the step");
+    return std::nullopt;
+  }
+  return Dim::constant(int64_t(length));
 }
 
 bool BuiltinCall::floating(const Value &v) {
@@ -665,13 +808,28 @@ Value BuiltinCall::unsqueeze(bool squeeze) {
 
 Value BuiltinCall::concat(bool stack) {
   auto *list = llvm::dyn_cast_if_present<ast::ListExpr>(args[0].expr);
-  if (!list || list->elements.empty()) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(0), "a list of tensors `[a, b]`",
-                    c.typeStr(val(0)));
+  const Type &listType = val(0).type;
+  bool listValue = !list && listType.kind() == Type::Kind::List && listType.elements &&
+                   !listType.elements->empty(); // `cat(chunk(x, 2), 1)`
+  if (!listValue && (!list || list->elements.empty())) {
+    c.diags_
+        .report(DiagId::TypeMismatch, rangeOf(0), "a list of tensors `[a, b]`", c.typeStr(val(0)))
+        .primary("the tensors to join");
     return failed();
   }
   std::vector<Value> items;
-  for (const ast::ExprPtr &e : list->elements) {
+  if (listValue) {
+    for (const Type &t : *listType.elements) {
+      Value v{t, val(0).origin, args[0].expr};
+      if (!v.type.isTensor()) {
+        c.diags_.report(DiagId::ExpectedTensor, rangeOf(0), spec.name, c.typeStr(val(0)));
+        return failed();
+      }
+      items.push_back(v);
+    }
+  }
+  static const std::vector<ast::ExprPtr> kNoElements;
+  for (const ast::ExprPtr &e : listValue ? kNoElements : list->elements) {
     const ExprInfo *info = c.program_.typeOf(e.get());
     Value v{info ? info->type : Type::error(), info ? info->origin : DeviceOrigin(), e.get()};
     if (!v.type.isTensor()) {
@@ -1045,12 +1203,22 @@ Value BuiltinCall::loss() {
 
 Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placementOrigin) {
   Shape shape;
-  ast::DType dflt = spec.id == BI::Arange ? ast::DType::I64 : ast::DType::F32;
-  size_t dtypeSlot = spec.id == BI::Full ? 2 : spec.id == BI::Randn ? 2 : 1;
+  ast::DType dflt = ast::DType::F32;
+  if (spec.id == BI::Arange) {
+    std::optional<Dim> length = arangeLength(dflt);
+    if (!length)
+      return failed();
+    shape.dims.push_back(*length);
+  }
+  size_t dtypeSlot = spec.id == BI::Full || spec.id == BI::Randn ? 2
+                     : spec.id == BI::Arange                     ? 3
+                                                                 : 1;
   std::optional<ast::DType> dtype = dtypeArg(dtypeSlot, dflt);
   if (!dtype)
     return failed();
-  if (spec.id == BI::Arange || spec.id == BI::Eye) {
+  if (spec.id == BI::Arange) {
+    // sized above
+  } else if (spec.id == BI::Eye) {
     std::optional<Dim> n = dimValue(0);
     if (!n)
       return failed();
@@ -1223,8 +1391,241 @@ Value BuiltinCall::typeRule(const Device *placement, const DeviceOrigin *placeme
     return to();
   case BI::Matmul:
     return c.checkMatmul(call, "matmul", val(0), val(1));
+  case BI::Split:
+    return split(false);
+  case BI::Chunk:
+    return split(true);
+  case BI::MaskedFill:
+    return maskedFill();
+  case BI::Triu:
+  case BI::Tril:
+    return triangle();
+  case BI::Pad:
+    return pad();
   }
   return failed();
+}
+
+//===----------------------------------------------------------------------===//
+// PyTorch's signatures for ports: split/chunk, masked_fill, triu/tril, pad
+//===----------------------------------------------------------------------===//
+
+/// A string option (`mode: "reflect"`): a literal among `valid`.
+std::optional<llvm::StringRef> BuiltinCall::modeArg(size_t i, llvm::StringRef dflt,
+                                                    llvm::ArrayRef<llvm::StringRef> valid) {
+  if (!has(i))
+    return dflt;
+  std::string options = "\"" + llvm::join(valid, "\", \"") + "\"";
+  auto *lit = llvm::dyn_cast_if_present<ast::StringLitExpr>(args[i].expr);
+  if (!lit) {
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a string literal", c.typeStr(val(i)))
+        .primary("`" + names[i].str() + "` is one of " + options);
+    return std::nullopt;
+  }
+  for (llvm::StringRef v : valid)
+    if (v == lit->value)
+      return v;
+  c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(i), names[i], spec.name)
+      .primary("expected one of " + options);
+  return std::nullopt;
+}
+
+/// torch.split / torch.chunk: a list of tensors along `dim`. A chunk holds
+/// ceil(size / chunks) (the last one less, so there may be fewer chunks);
+/// a symbolic size splits only into equal chunks that divide it exactly.
+Value BuiltinCall::split(bool chunk) {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  std::optional<int64_t> d = constInt(2, 0);
+  if (!d)
+    return failed();
+  std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(2));
+  if (!dim)
+    return failed();
+  if (x->type.shape.hasPack()) {
+    c.diags_.report(DiagId::UnsupportedFeature, call.range,
+                    "`" + spec.name.str() + "` of a tensor with `...` dims");
+    return failed();
+  }
+  Dim size = x->type.shape.dims[*dim];
+  std::optional<int64_t> known = size.asConstant();
+  std::string dimText = "dim " + std::to_string(*dim) + " of size " + size.str();
+  auto invalid = [&](llvm::StringRef label) {
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), names[1], spec.name)
+        .primary(label.str())
+        .label(x->range(), c.typeStr(*x));
+    return failed();
+  };
+  llvm::SmallVector<Dim, 4> pieces;
+  auto equalPieces = [&](int64_t per) {
+    for (int64_t at = 0; at < *known; at += per)
+      pieces.push_back(Dim::constant(std::min(per, *known - at)));
+  };
+  const Value &arg = val(1);
+  if (chunk || arg.type.kind() == Type::Kind::Int) {
+    std::optional<int64_t> k = constInt(1, 1);
+    if (!k)
+      return failed();
+    if (*k < 1)
+      return invalid(chunk ? "at least one chunk" : "a split size of at least 1");
+    if (known) {
+      equalPieces(chunk ? std::max<int64_t>(1, (*known + *k - 1) / *k) : *k);
+    } else if (std::optional<Dim> q = chunk ? size.exactDiv(Dim::constant(*k)) : std::nullopt) {
+      pieces.assign(size_t(*k), *q);
+    } else {
+      return invalid(chunk ? "does not divide the size " + size.str() + " (known only at run time)"
+                           : "the size " + size.str() +
+                                 " is known only at run time: pass the sizes as a list");
+    }
+  } else if (arg.type.kind() == Type::Kind::List && arg.type.elements) {
+    Dim total;
+    for (const Type &e : *arg.type.elements) {
+      std::optional<int64_t> k = e.intValue ? e.intValue->asConstant() : std::nullopt;
+      if (e.kind() != Type::Kind::Int || !e.intValue || (k && *k < 0)) {
+        c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "a split size", e.str());
+        return failed();
+      }
+      pieces.push_back(*e.intValue);
+      total = total + *e.intValue;
+    }
+    if (total != size)
+      return invalid("the sizes add up to " + total.str() + ", not " + size.str() + " (" + dimText +
+                     ")");
+  } else {
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a size or a list of sizes", c.typeStr(arg))
+        .primary("`" + names[1].str() + "` of `" + spec.name.str() + "`");
+    return failed();
+  }
+  std::vector<Type> parts;
+  for (Dim piece : pieces) {
+    Shape shape = x->type.shape;
+    shape.dims[*dim] = piece;
+    parts.push_back(Type::tensor(x->type.dtype, std::move(shape), x->type.dev));
+  }
+  Value v;
+  v.type = Type::list(std::move(parts));
+  v.origin = c.originOf(*x);
+  return v;
+}
+
+/// torch.masked_fill: `value` where `mask` (broadcast to x's shape) holds.
+Value BuiltinCall::maskedFill() {
+  const Value *x = tensor(0), *mask = tensor(1);
+  if (!x || !mask)
+    return failed();
+  if (mask->type.dtype != ast::DType::Bool) {
+    c.diags_.report(DiagId::ExpectedBoolMask, mask->range(), spec.name, c.typeStr(*mask))
+        .primary(c.typeStr(*mask));
+    return failed();
+  }
+  const Value &value = val(2);
+  if (value.type.isTensor()) {
+    if (value.type.rank() != 0 || value.type.shape.hasPack()) {
+      c.diags_.report(DiagId::RankMismatch, rangeOf(2), spec.name, 0, value.type.rank())
+          .primary("the fill value is a number or a 0-dim tensor");
+      return failed();
+    }
+    if (!c.requireSameDType(spec.name, *x, value))
+      return failed();
+  } else if (!c.checkScalarOperand(spec.name, *x, value)) {
+    return failed();
+  }
+  std::optional<Device> dev = devices({x, mask, value.type.isTensor() ? &value : nullptr});
+  if (!dev)
+    return failed();
+  std::optional<Shape> shape = c.broadcast(x->type.shape, mask->type.shape);
+  if (!shape || *shape != x->type.shape) {
+    c.diags_
+        .report(DiagId::BroadcastMismatch, mask->range(), mask->type.shape.str(),
+                x->type.shape.str(), spec.name)
+        .primary("the mask must broadcast to the shape of `x`")
+        .label(x->range(), c.typeStr(*x));
+    return failed();
+  }
+  return result(x->type.dtype, x->type.shape, *dev, *x);
+}
+
+/// torch.triu / torch.tril over the last two dims.
+Value BuiltinCall::triangle() {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  if (!constInt(1, 0))
+    return failed();
+  if (x->type.rank() < 2) {
+    c.diags_.report(DiagId::RankMismatch, x->range(), spec.name, "2 or more", x->type.rank())
+        .primary(c.typeStr(*x));
+    return failed();
+  }
+  return result(x->type.dtype, x->type.shape, x->type.dev, *x);
+}
+
+/// torch.nn.functional.pad: `pad` lists (left, right) pairs from the last
+/// dim backwards; constant padding may be negative (it crops).
+Value BuiltinCall::pad() {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  std::optional<llvm::StringRef> mode =
+      modeArg(2, "constant", {"constant", "reflect", "replicate", "circular"});
+  if (!mode)
+    return failed();
+  const Value &list = val(1);
+  if (list.type.kind() != Type::Kind::List || !list.type.elements) {
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a list of sizes", c.typeStr(list))
+        .primary("(left, right) pairs from the last dim backwards");
+    return failed();
+  }
+  const std::vector<Type> &sizes = *list.type.elements;
+  size_t rank = x->type.rank();
+  if (sizes.size() % 2 != 0 || sizes.size() > 2 * rank) {
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+        .primary("needs (left, right) pairs for at most " + std::to_string(rank) + " dims, found " +
+                 std::to_string(sizes.size()) + " sizes")
+        .label(x->range(), c.typeStr(*x));
+    return failed();
+  }
+  if (has(3)) {
+    if (*mode != "constant") {
+      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(3), "value", spec.name)
+          .primary("only `mode: \"constant\"` pads with a value");
+      return failed();
+    }
+    if (!c.checkScalarOperand(spec.name, *x, val(3)))
+      return failed();
+  }
+  Shape shape = x->type.shape;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Type &e = sizes[k];
+    if (e.kind() != Type::Kind::Int || !e.intValue) {
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "a padding size", e.str());
+      return failed();
+    }
+    Dim &d = shape.dims[rank - 1 - k / 2];
+    std::optional<int64_t> amount = e.intValue->asConstant(), extent = d.asConstant();
+    if (*mode != "constant" && amount) {
+      bool wraps = *mode == "reflect" || *mode == "circular";
+      int64_t limit = extent ? (*mode == "reflect" ? *extent - 1 : *extent) : INT64_MAX;
+      if (*amount < 0 || (wraps && *amount > limit)) {
+        c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+            .primary("`" + mode->str() + "` padding of " + std::to_string(*amount) +
+                     " on a dim of size " + d.str() + " (it takes 0 to " +
+                     (limit == INT64_MAX ? std::string("the size") : std::to_string(limit)) + ")")
+            .label(x->range(), c.typeStr(*x));
+        return failed();
+      }
+    }
+    // Symbolic reflect/circular widths are checked when the model is run.
+    d = d + *e.intValue;
+    if (std::optional<int64_t> out = d.asConstant(); out && *out < 0) {
+      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+          .primary("crops a dim below size 0")
+          .label(x->range(), c.typeStr(*x));
+      return failed();
+    }
+  }
+  return result(x->type.dtype, std::move(shape), x->type.dev, *x);
 }
 
 } // namespace
@@ -1250,6 +1651,19 @@ Value Checker::checkBuiltinCall(const ast::CallExpr &call, llvm::StringRef name,
   Value v = builtin.run(receiver, placement, placementOrigin);
   v.expr = &call;
   return v;
+}
+
+std::string BuiltinCall::signatureOf(const Spec &spec) {
+  if (spec.overloads)
+    return spec.overloads;
+  llvm::SmallVector<llvm::StringRef, kMaxParams> params;
+  llvm::StringRef(spec.params).split(params, ' ', -1, /*KeepEmpty=*/false);
+  return spec.name.str() + "(" + llvm::join(params, ", ") + ")";
+}
+
+const char *modelc::sema::builtinParamList(llvm::StringRef name) {
+  const Spec *spec = findSpec(name);
+  return spec ? spec->params : nullptr;
 }
 
 std::vector<BuiltinSignature> modelc::sema::builtinSignatures() {

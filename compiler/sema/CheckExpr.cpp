@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
+
 using namespace modelc;
 using namespace modelc::sema;
 using llvm::cast;
@@ -778,8 +780,9 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
     } else {
       slot = positional++;
       if (slot >= fn.params.size()) {
-        diags_.report(DiagId::WrongArgumentCount, arg.range, calleeText, fn.params.size(),
-                      call.args.size());
+        if (slot == fn.params.size())
+          reportArgumentCount(arg.range, calleeText, fn.params.size(), fn.params.size(),
+                              call.args.size(), fnSignature(fn), "unexpected argument");
         ok = false;
         continue;
       }
@@ -792,12 +795,16 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
     given[slot] = true;
     bound[slot] = BoundArg{arg.value.get(), v};
   }
+  // Each missing argument once, the first one with the count when none is named.
+  bool named = llvm::any_of(call.args, [](const ast::Arg &a) { return a.name.has_value(); });
   for (size_t i = 0; i < fn.params.size(); ++i) {
-    if (!given[i]) {
-      diags_.report(DiagId::MissingArgument, call.argsRange.isValid() ? call.argsRange : call.range,
-                    calleeText, fn.params[i].name);
-      ok = false;
-    }
+    if (given[i])
+      continue;
+    reportMissingArgument(call.argsRange.isValid() ? call.argsRange : call.range, calleeText,
+                          fn.params[i].name, fn.params.size(), fn.params.size(), call.args.size(),
+                          named, fnSignature(fn));
+    named = true;
+    ok = false;
   }
   std::vector<const Value *> operands;
   for (const BoundArg &b : bound)
@@ -998,6 +1005,28 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
   if (!ok)
     return record(expr, fail(expr, {&base}));
 
+  // `chunk(x, 3, dim: 1)[0]`: one tensor of a list.
+  if (base.type.kind() == Type::Kind::List && base.type.elements) {
+    std::optional<int64_t> i;
+    if (subs.size() == 1 && !subs[0].slice->isSlice &&
+        subs[0].index.type.kind() == Type::Kind::Int && subs[0].index.type.intValue)
+      i = subs[0].index.type.intValue->asConstant();
+    if (!i) {
+      diags_.report(DiagId::ExpectedConstant, expr.range, "list index", "a non-constant index")
+          .primary("a list is indexed by one constant int");
+      return record(expr, errorValue());
+    }
+    int64_t n = int64_t(base.type.elements->size());
+    if (*i < -n || *i >= n) {
+      diags_.report(DiagId::ListIndexOutOfRange, subs[0].slice->range, *i, n)
+          .primary("valid indices are " + std::to_string(-n) + " to " + std::to_string(n - 1))
+          .label(expr.base->range, typeStr(base));
+      return record(expr, errorValue());
+    }
+    Value v = base;
+    v.type = (*base.type.elements)[size_t(*i < 0 ? *i + n : *i)];
+    return record(expr, v);
+  }
   if (base.type.kind() == Type::Kind::ModelList && base.type.instances) {
     std::optional<int64_t> i;
     if (subs.size() == 1 && !subs[0].slice->isSlice &&
@@ -1079,6 +1108,13 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
       diags_.report(DiagId::ExpectedConstant, sub.slice->step->range, "slice step",
                     "a step that is not a positive constant");
       return record(expr, fail(expr, {&base}));
+    }
+    std::optional<int64_t> n = size.asConstant(), lo = b->asConstant(), hi = e->asConstant();
+    if (n && lo && hi) {
+      // Python clamps the bounds into the dim: x[:100] of 10 has 10.
+      int64_t from = std::clamp<int64_t>(*lo, 0, *n), to = std::clamp<int64_t>(*hi, 0, *n);
+      out.dims.push_back(Dim::constant(to > from ? (to - from + *step - 1) / *step : 0));
+      continue;
     }
     out.dims.push_back((*e - *b + Dim::constant(*step - 1)).floorDiv(*step));
   }

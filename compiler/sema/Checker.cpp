@@ -387,6 +387,13 @@ void Checker::typeSignatures(ModelInfo &model) {
   currentModel = nullptr;
 }
 
+/// How many value arguments an instantiation of `model` must give.
+static size_t requiredValueParams(const ModelInfo &model) {
+  return size_t(llvm::count_if(model.valueParams, [](const ValueParamInfo &p) {
+    return !p.defaultInt && !p.defaultParam && !p.hasDefault;
+  }));
+}
+
 std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr &init,
                                               const std::string &name, DeviceOrigin &placement,
                                               bool &pinned) {
@@ -511,8 +518,10 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     } else {
       slot = positional++;
       if (slot >= bound.size()) {
-        diags_.report(DiagId::WrongArgumentCount, arg.range, calleeName, bound.size(),
-                      args->size());
+        if (slot == bound.size())
+          reportArgumentCount(arg.range, calleeName, requiredValueParams(*callee), bound.size(),
+                              args->size(), modelSignature(calleeName, *callee),
+                              "unexpected argument");
         ok = false;
         continue;
       }
@@ -535,8 +544,11 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
         inst->values.push_back(std::nullopt);
       else {
         if (ok)
-          diags_.report(DiagId::MissingArgument, argsRange.isValid() ? argsRange : init.range,
-                        calleeName, p.name);
+          reportMissingArgument(
+              argsRange.isValid() ? argsRange : init.range, calleeName, p.name,
+              requiredValueParams(*callee), bound.size(), args->size(),
+              llvm::any_of(*args, [](const ast::Arg &a) { return a.name.has_value(); }),
+              modelSignature(calleeName, *callee));
         ok = false;
         inst->values.push_back(std::nullopt);
       }

@@ -130,6 +130,20 @@ public:
                     const FnInfo &fn, const DeviceOrigin &placement, llvm::StringRef calleeText);
   bool isBuiltin(llvm::StringRef name) const;
   bool isCreationOp(llvm::StringRef name) const;
+  /// E0105 "`callee` takes N arguments, got M" at `at`, with `label` under
+  /// it and the callee's `signature` in a note (CallArity.cpp).
+  void reportArgumentCount(Range at, llvm::StringRef callee, size_t required, size_t total,
+                           size_t given, llvm::StringRef signature, std::string label);
+  /// E0107 for `missing`; the label counts the arguments when none is named.
+  void reportMissingArgument(Range at, llvm::StringRef callee, llvm::StringRef missing,
+                             size_t required, size_t total, size_t given, bool named,
+                             llvm::StringRef signature);
+  /// "1 argument", "2 to 4 arguments".
+  static std::string argumentCount(size_t required, size_t total);
+  /// `forward(x: f32[B, n] @ D) -> f32[B, n] @ D`, as the fn is written.
+  static std::string fnSignature(const FnInfo &fn);
+  /// `nn.Linear(in: int, out: int)`, as the model is written.
+  static std::string modelSignature(llvm::StringRef calleeName, const ModelInfo &model);
   Value checkPlacement(const ast::BinaryExpr &expr);
 
   std::string text(Range r) const { return r.text().str(); }
