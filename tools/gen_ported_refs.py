@@ -6,6 +6,10 @@ with input.npy (and input2.npy, ...) in the order of the fn's parameters and
 output.npy, PyTorch's float32 result of the same computation written with
 torch / torch.nn.functional. Inputs come from torch.Generator().manual_seed(7).
 
+The std.nn layers built on them (Conv1d, ConvTranspose2d, GroupNorm,
+Upsample) get Inputs/ported/layers/NAME/ with weights.safetensors (PyTorch's
+state_dict), input.npy and output.npy, for tests/lit/stdlib/ported_layers.test.
+
 Run it once with the Debian torch (the tests themselves do not need torch):
 
     /usr/bin/python3 tools/gen_ported_refs.py
@@ -15,7 +19,10 @@ import os
 
 import numpy as np
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
+
+from gen_stdlib_refs import write_safetensors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "lit", "exec", "Inputs", "ported")
@@ -64,8 +71,57 @@ def cases():
         x = rand(B, 2, 4, 5)
         yield "pad_" + mode, [x], F.pad(x, [2, 1, 1, 2], mode=mode)
 
+    x, w, b = rand(B, 4, 9), rand(6, 2, 3), rand(6)
+    yield "conv1d_", [x, w, b], F.conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2)
+    x, w, b = rand(B, 4, 5, 4), rand(4, 3, 3, 2), rand(6)
+    yield "conv_transpose2d_", [x, w, b], F.conv_transpose2d(
+        x, w, b, stride=(2, 3), padding=(1, 0), output_padding=1, groups=2)
+    x, w = rand(B, 3, 4, 4), rand(3, 2, 3, 3)
+    yield "conv_transpose2d_dilated", [x, w], F.conv_transpose2d(x, w, dilation=2, padding=1,
+                                                                 stride=1)
+    x, w, b = rand(B, 6, 3, 4), rand(6), rand(6)
+    yield "group_norm_", [x, w, b], F.group_norm(x, 3, w, b, eps=1e-5) + F.group_norm(x, 2)
+    x = rand(B, 2, 3, 5)
+    yield "nearest", [x], F.interpolate(x, size=[7, 10])
+    yield "nearest_scale", [x], F.interpolate(x, scale_factor=[2, 1.5], mode="nearest")
+    yield "bilinear", [x], F.interpolate(x, size=[7, 4], mode="bilinear")
+    yield "bilinear_aligned", [x], F.interpolate(x, scale_factor=2, mode="bilinear",
+                                                 align_corners=True)
+    x = rand(B, 2, 5)
+    yield "linear_", [x], F.interpolate(x, scale_factor=2.5, mode="linear")
+
+
+def layers():
+    """The std.nn layers built on these built-ins, as torch.nn modules."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1234)
+    specs = [
+        ("conv1d", nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2), (B, 4, 9),
+         "in_channels=4,out_channels=6,kernel_size=3,stride=2,padding=1,dilation=2,groups=2"),
+        ("conv_transpose2d", nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                                groups=2), (B, 4, 5, 5),
+         "in_channels=4,out_channels=6,kernel_size=3,stride=2,padding=1,output_padding=1,groups=2"),
+        ("group_norm", nn.GroupNorm(3, 6), (B, 6, 3, 4), "num_groups=3,num_channels=6"),
+        ("upsample", nn.Upsample(scale_factor=2), (B, 3, 2, 3), "scale_factor=2"),
+    ]
+    for name, module, shape, args in specs:
+        module.eval()
+        with torch.no_grad():
+            for p in module.parameters():  # norm weights and biases are not all ones/zeros
+                p.copy_(torch.randn(p.shape, generator=g))
+            x = torch.randn(*shape, generator=g)
+            yield name, module, x, module(x), args
+
 
 def main():
+    for name, module, x, output, args in layers():
+        folder = os.path.join(OUT, "layers", name)
+        os.makedirs(folder, exist_ok=True)
+        if module.state_dict():
+            write_safetensors(os.path.join(folder, "weights.safetensors"), module.state_dict())
+        np.save(os.path.join(folder, "input.npy"), x.numpy())
+        np.save(os.path.join(folder, "output.npy"), output.numpy())
+        print("layer", name, args, tuple(output.shape))
     for name, inputs, output in cases():
         folder = os.path.join(OUT, name)
         os.makedirs(folder, exist_ok=True)

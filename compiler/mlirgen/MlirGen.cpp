@@ -212,6 +212,18 @@ private:
   /// `constant` a where() that fills the positions outside the input.
   mlir::Value padDim(mlir::Value x, int64_t dim, int64_t left, int64_t right, llvm::StringRef mode,
                      double value, mlir::Location l);
+  /// conv1d (as conv2d), conv_transpose2d (as a conv2d of the zero-inserted
+  /// input), group_norm (as layer_norm), interpolate (index_select and weights).
+  GenValue genConvLike(llvm::StringRef name, const ast::CallExpr &call,
+                       llvm::ArrayRef<std::optional<GenValue>> args,
+                       llvm::ArrayRef<llvm::StringRef> strings, Scope &scope);
+  /// conv_transpose2d's input along `dim`: `length` positions, x[t / stride]
+  /// at t = j - lead when that is a multiple of the stride inside x, else 0.
+  mlir::Value convTransposeInput(mlir::Value x, int64_t dim, int64_t stride, int64_t lead,
+                                 int64_t length, mlir::Location l);
+  /// F.interpolate along one dim to `out` positions.
+  mlir::Value resampleDim(mlir::Value x, int64_t dim, int64_t out, llvm::StringRef mode,
+                          bool alignCorners, std::optional<double> scaleFactor, mlir::Location l);
 
   mlir::MLIRContext &ctx;
   const sema::CheckedProgram &program;
@@ -1723,7 +1735,9 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
 //===----------------------------------------------------------------------===//
 
 bool Generator::isComposedBuiltin(llvm::StringRef name) {
-  return llvm::is_contained({"split", "chunk", "masked_fill", "triu", "tril", "pad"}, name);
+  return llvm::is_contained({"split", "chunk", "masked_fill", "triu", "tril", "pad", "conv1d",
+                             "conv_transpose2d", "group_norm", "interpolate"},
+                            name);
 }
 
 mlir::Value Generator::indexVector(int64_t n, int64_t start, mlir::Attribute device,
@@ -1824,6 +1838,8 @@ GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr
   };
   if (!args[0] || args[0]->kind != GenValue::Kind::Tensor)
     return unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+  if (llvm::is_contained({"conv1d", "conv_transpose2d", "group_norm", "interpolate"}, name))
+    return genConvLike(name, call, args, strings, scope);
   mlir::Value x = args[0]->tensor;
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank();
@@ -1902,6 +1918,210 @@ GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr
     return GenValue::ofTensor(x);
   }
   return unsupported(call.range, "`" + name + "`");
+}
+
+mlir::Value Generator::convTransposeInput(mlir::Value x, int64_t dim, int64_t stride, int64_t lead,
+                                          int64_t length, mlir::Location l) {
+  // Position j of the result holds x[t / stride] when t = j - lead is a
+  // non-negative multiple of the stride inside the input, else 0.
+  RankedTensorType xt = typeOf(x);
+  int64_t size = xt.getDimSize(dim);
+  mlir::Value t = indexVector(length, -lead, xt.getEncoding(), l);
+  auto constant = [&](int64_t v) { return scalarLike(double(v), t, l); };
+  mlir::Value quotient = elementwise<mlir::mdl::DivOp>(t, constant(stride), l);
+  mlir::Value valid = elementwise<mlir::mdl::AndOp>(compare("ge", t, constant(0), l),
+                                                    compare("lt", quotient, constant(size), l), l);
+  if (stride > 1)
+    valid = elementwise<mlir::mdl::AndOp>(
+        valid, compare("eq", elementwise<mlir::mdl::RemOp>(t, constant(stride), l), constant(0), l),
+        l);
+  mlir::Value index = elementwise<mlir::mdl::MinOp>(
+      elementwise<mlir::mdl::MaxOp>(quotient, constant(0), l), constant(size - 1), l);
+  mlir::Value gathered = selectAlong(x, dim, index, l);
+  return mlir::mdl::WhereOp::create(b, l, gathered.getType(), alongDim(valid, dim, xt.getRank(), l),
+                                    gathered, scalarLike(0, gathered, l));
+}
+
+mlir::Value Generator::resampleDim(mlir::Value x, int64_t dim, int64_t out, llvm::StringRef mode,
+                                   bool alignCorners, std::optional<double> scaleFactor,
+                                   mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t in = xt.getDimSize(dim), rank = xt.getRank();
+  // PyTorch's source coordinates, in float32 as its kernels compute them.
+  float scale =
+      scaleFactor && *scaleFactor > 0 ? float(1.0 / *scaleFactor) : float(in) / float(out);
+  bool linear = mode != "nearest";
+  if (linear && alignCorners)
+    scale = out > 1 ? float(in - 1) / float(out - 1) : 0.0f;
+  RankedTensorType f32 = tensorType({out}, elementType(ast::DType::F32), xt.getEncoding());
+  double start = linear && !alignCorners ? 0.5 : 0.0; // (i + 0.5) * scale - 0.5
+  mlir::Value position = mlir::mdl::ArangeOp::create(
+      b, l, f32, mlir::ValueRange{}, b.getF64FloatAttr(start), b.getF64FloatAttr(1));
+  mlir::Value source = elementwise<mlir::mdl::MulOp>(position, scalarLike(scale, position, l), l);
+  if (linear && !alignCorners)
+    source = elementwise<mlir::mdl::MaxOp>(
+        elementwise<mlir::mdl::SubOp>(source, scalarLike(0.5, source, l), l),
+        scalarLike(0, source, l), l);
+  RankedTensorType i64 = tensorType({out}, elementType(ast::DType::I64), xt.getEncoding());
+  mlir::Value low = mlir::mdl::CastOp::create(b, l, i64, source); // floor: source >= 0
+  auto last = [&](mlir::Value v) {
+    return elementwise<mlir::mdl::MinOp>(v, scalarLike(double(in - 1), v, l), l);
+  };
+  if (!linear)
+    return selectAlong(x, dim, last(low), l);
+  mlir::Value high = last(elementwise<mlir::mdl::AddOp>(low, scalarLike(1, low, l), l));
+  mlir::Value highWeight =
+      elementwise<mlir::mdl::SubOp>(source, mlir::mdl::CastOp::create(b, l, f32, last(low)), l);
+  mlir::Value lowWeight =
+      elementwise<mlir::mdl::SubOp>(scalarLike(1, highWeight, l), highWeight, l);
+  auto weighted = [&](mlir::Value index, mlir::Value weight) {
+    mlir::Value w = alongDim(weight, dim, rank, l);
+    if (typeOf(w).getElementType() != xt.getElementType())
+      w = mlir::mdl::CastOp::create(
+          b, l, tensorType(typeOf(w).getShape(), xt.getElementType(), xt.getEncoding()), w);
+    return elementwise<mlir::mdl::MulOp>(selectAlong(x, dim, index, l), w, l);
+  };
+  return elementwise<mlir::mdl::AddOp>(weighted(low, lowWeight), weighted(high, highWeight), l);
+}
+
+GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
+                                llvm::ArrayRef<std::optional<GenValue>> args,
+                                llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+  mlir::Location l = loc(call.range);
+  mlir::Value x = args[0]->tensor;
+  auto tensorArg = [&](size_t i) -> mlir::Value {
+    return i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Tensor ? args[i]->tensor
+                                                                                 : mlir::Value();
+  };
+  auto has = [&](size_t i) { return i < args.size() && args[i].has_value(); };
+  auto ints = [&](size_t i, int64_t dflt, size_t n) {
+    llvm::SmallVector<int64_t> out(n, dflt);
+    if (!has(i))
+      return out;
+    const GenValue &v = *args[i];
+    for (size_t k = 0; k < n; ++k)
+      out[k] = int64_t(v.kind == GenValue::Kind::List ? v.elements[k].number : v.number);
+    return out;
+  };
+  // The checker's result shape, with this instance's extents.
+  llvm::SmallVector<int64_t> resultShape;
+  if (const sema::ExprInfo *info = program.typeOf(&call); info && info->type.isTensor())
+    for (sema::Dim d : info->type.shape.dims)
+      resultShape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
+
+  // Unbatched input: a batch of one, dropped again at the end.
+  int64_t spatial = name == "conv1d" ? 1 : int64_t(typeOf(x).getRank()) - 2;
+  bool unbatched =
+      (name == "conv1d" || name == "conv_transpose2d") && typeOf(x).getRank() == spatial + 1;
+  if (unbatched) {
+    llvm::SmallVector<int64_t> batched(typeOf(x).getShape());
+    batched.insert(batched.begin(), 1);
+    x = reshape(x, batched, l);
+  }
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  mlir::Value out;
+  if (name == "conv1d") {
+    // [N, C, L] as [N, C, 1, L] through conv2d.
+    mlir::Value w = tensorArg(1);
+    RankedTensorType wt = typeOf(w);
+    mlir::Value x4 = reshape(x, {xt.getDimSize(0), xt.getDimSize(1), 1, xt.getDimSize(2)}, l);
+    mlir::Value w4 = reshape(w, {wt.getDimSize(0), wt.getDimSize(1), 1, wt.getDimSize(2)}, l);
+    int64_t s = ints(3, 1, 1)[0], p = ints(4, 0, 1)[0], d = ints(5, 1, 1)[0];
+    int64_t in = xt.getDimSize(2), k = wt.getDimSize(2);
+    int64_t length = in == kDyn ? kDyn : (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    mlir::Value y = mlir::mdl::Conv2dOp::create(
+        b, l, withShape(x, {xt.getDimSize(0), wt.getDimSize(0), 1, length}), x4, w4, tensorArg(2),
+        b.getDenseI64ArrayAttr({1, s}), b.getDenseI64ArrayAttr({0, p}),
+        b.getDenseI64ArrayAttr({1, d}), b.getI64IntegerAttr(int64_t(has(6) ? args[6]->number : 1)));
+    out = reshape(y, {xt.getDimSize(0), wt.getDimSize(0), length}, l);
+  } else if (name == "conv_transpose2d") {
+    // Zero-insert and pad the input, then a stride-1 conv2d with the
+    // weight's in/out swapped and its kernel flipped.
+    mlir::Value w = tensorArg(1);
+    RankedTensorType wt = typeOf(w);
+    auto stride = ints(3, 1, 2), padding = ints(4, 0, 2), outPad = ints(5, 0, 2),
+         dilation = ints(7, 1, 2);
+    int64_t groups = int64_t(has(6) ? args[6]->number : 1);
+    int64_t kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = typeOf(x).getDimSize(2 + i), k = i == 0 ? kh : kw;
+      if (in == kDyn || k == kDyn)
+        return unsupported(call.range, "`conv_transpose2d` of an input whose size is known only "
+                                       "at run time");
+      int64_t lead = dilation[i] * (k - 1) - padding[i];
+      int64_t length = (in - 1) * stride[i] + 1 + 2 * lead + outPad[i];
+      x = convTransposeInput(x, 2 + i, stride[i], lead, length, l);
+    }
+    int64_t cin = wt.getDimSize(0), coutG = wt.getDimSize(1);
+    for (int64_t d : {2, 3}) { // flip the kernel
+      int64_t k = wt.getDimSize(d);
+      mlir::Value reversed = mlir::mdl::ArangeOp::create(
+          b, l, tensorType({k}, elementType(ast::DType::I64), wt.getEncoding()), mlir::ValueRange{},
+          b.getF64FloatAttr(double(k - 1)), b.getF64FloatAttr(-1));
+      w = selectAlong(w, d, reversed, l);
+    }
+    // [in, out/g, kh, kw] -> [g, in/g, out/g, kh, kw] -> [g, out/g, in/g, ...] -> [out, in/g, ...]
+    w = reshape(w, {groups, cin / groups, coutG, kh, kw}, l);
+    w = mlir::mdl::PermuteOp::create(b, l, withShape(w, {groups, coutG, cin / groups, kh, kw}), w,
+                                     b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    w = reshape(w, {groups * coutG, cin / groups, kh, kw}, l);
+    RankedTensorType pt = typeOf(x);
+    llvm::SmallVector<int64_t> shape = {pt.getDimSize(0), groups * coutG,
+                                        pt.getDimSize(2) - dilation[0] * (kh - 1),
+                                        pt.getDimSize(3) - dilation[1] * (kw - 1)};
+    out =
+        mlir::mdl::Conv2dOp::create(b, l, withShape(x, shape), x, w, tensorArg(2),
+                                    b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0}),
+                                    b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups));
+  } else if (name == "group_norm") {
+    // [N, C, ...] as [N, G, C/G * ...]: a layer norm over the last dim.
+    int64_t groups = int64_t(args[1]->number), channels = xt.getDimSize(1);
+    int64_t rest = 1;
+    for (int64_t d = 1; d < rank; ++d)
+      rest = rest == kDyn || xt.getDimSize(d) == kDyn ? kDyn : rest * xt.getDimSize(d);
+    if (rest == kDyn || channels == kDyn)
+      return unsupported(call.range,
+                         "`group_norm` of channels or positions known only at run time");
+    if (groups < 1 || channels % groups != 0)
+      return unsupported(call.range, "`group_norm` with " + std::to_string(groups) + " groups of " +
+                                         std::to_string(channels) + " channels");
+    mlir::Value grouped = reshape(x, {xt.getDimSize(0), groups, rest / groups}, l);
+    double eps = has(4) ? args[4]->number : 1e-5;
+    mlir::Value normed = mlir::mdl::LayerNormOp::create(
+        b, l, grouped.getType(), grouped, mlir::Value(), mlir::Value(), b.getI64IntegerAttr(1),
+        b.getF64FloatAttr(eps));
+    out = reshape(normed, xt.getShape(), l);
+    for (size_t i : {2, 3}) {
+      mlir::Value affine = tensorArg(i);
+      if (!affine)
+        continue;
+      mlir::Value perChannel = alongDim(affine, 1, rank, l);
+      out = i == 2 ? elementwise<mlir::mdl::MulOp>(out, perChannel, l)
+                   : elementwise<mlir::mdl::AddOp>(out, perChannel, l);
+    }
+  } else { // interpolate
+    llvm::StringRef mode = strings[3].empty() ? "nearest" : strings[3];
+    bool alignCorners = has(4) && args[4]->number != 0;
+    for (int64_t k = spatial - 1; k >= 0; --k) { // the last dim first, as PyTorch sums
+      std::optional<double> factor;
+      if (has(2)) {
+        const GenValue &s = *args[2];
+        factor = s.kind == GenValue::Kind::List ? s.elements[size_t(k)].number : s.number;
+      }
+      int64_t in = xt.getDimSize(2 + k),
+              target = resultShape.size() == size_t(rank) ? resultShape[size_t(2 + k)] : kDyn;
+      if (in == kDyn || target == kDyn)
+        return unsupported(call.range, "`interpolate` of a size known only at run time");
+      if (target == in && !factor)
+        continue; // every mode reads position i at i
+      x = resampleDim(x, 2 + k, target, mode, alignCorners, factor, l);
+    }
+    out = x;
+  }
+  if (unbatched)
+    out = reshape(out, typeOf(out).getShape().drop_front(), l);
+  return GenValue::ofTensor(out);
 }
 
 } // namespace

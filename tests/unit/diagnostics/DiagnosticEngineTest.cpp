@@ -23,11 +23,11 @@ protected:
 
 TEST_F(DiagnosticEngineTest, ReportFormatsTheHeadlineAndCounts) {
   DiagnosticEngine engine(sm);
-  engine.report(DiagId::WrongArgumentCount, find("b"), "relu", 1, 2);
+  engine.report(DiagId::WrongArgumentCount, find("b"), "relu", "1 argument", 2);
   engine.report(DiagId::RedundantTransfer, find("d"), "cuda:0");
   ASSERT_EQ(engine.diagnostics().size(), 2u);
   const Diagnostic &first = engine.diagnostics()[0];
-  EXPECT_EQ(first.message, "`relu` takes 1 argument(s) but 2 were given");
+  EXPECT_EQ(first.message, "`relu` takes 1 argument, got 2");
   EXPECT_EQ(first.severity, Severity::Error);
   EXPECT_EQ(first.code(), "E0105");
   ASSERT_EQ(first.labels.size(), 1u);
@@ -42,7 +42,7 @@ TEST_F(DiagnosticEngineTest, ReportFormatsTheHeadlineAndCounts) {
 TEST_F(DiagnosticEngineTest, MissingArgumentsStayVisibleInsteadOfCrashing) {
   DiagnosticEngine engine(sm);
   engine.report(DiagId::WrongArgumentCount, find("b"), "relu");
-  EXPECT_EQ(engine.diagnostics()[0].message, "`relu` takes {1} argument(s) but {2} were given");
+  EXPECT_EQ(engine.diagnostics()[0].message, "`relu` takes {1}, got {2}");
 }
 
 TEST_F(DiagnosticEngineTest, BuilderSetsAndMovesThePrimaryLabel) {

@@ -279,10 +279,10 @@ TEST_F(TextRendererTest, HelpWithDeletion) {
 TEST_F(TextRendererTest, HelpMixingDeletionAndInsertionUsesTheDiffForm) {
   load("z = foo(a, b, c)\n");
   DiagnosticEngine engine(sm);
-  engine.report(DiagId::WrongArgumentCount, find("foo(a, b, c)"), "foo", 2, 3)
+  engine.report(DiagId::WrongArgumentCount, find("foo(a, b, c)"), "foo", "2 arguments", 3)
       .help("call `bar` with two arguments", {{find(", c"), ""}, {find("foo"), "bar"}});
   EXPECT_EQ(render(engine.diagnostics()[0]),
-            "error[E0105]: `foo` takes 2 argument(s) but 3 were given\n"
+            "error[E0105]: `foo` takes 2 arguments, got 3\n"
             " --> net.mdl:1:5\n"
             "  |\n"
             "1 | z = foo(a, b, c)\n"
