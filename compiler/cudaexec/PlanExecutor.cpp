@@ -147,7 +147,11 @@ public:
 
 PlanExecutor::PlanExecutor(DevicePlan plan) : devicePlan(std::move(plan)) {}
 
-PlanExecutor::~PlanExecutor() { releaseState(); }
+PlanExecutor::~PlanExecutor() {
+  graph.reset();
+  releaseArenas();
+  releaseState();
+}
 
 llvm::Error PlanExecutor::validate() const {
   const DevicePlan &plan = devicePlan;
@@ -320,6 +324,36 @@ llvm::Expected<std::unique_ptr<PlanExecutor>> PlanExecutor::compile(DevicePlan p
     if (checked.buffers[id].kind != BufferKind::Temporary)
       last = INT_MAX;
   }
+  // ... and from the first step touching it (inputs: from before the steps).
+  executor->firstUse.assign(count, INT_MAX);
+  for (int index = 0; index < int(checked.steps.size()); ++index)
+    forEachBufferOf(checked.steps[index], [&](BufferId id) {
+      int &first = executor->firstUse[executor->storageOf[id]];
+      first = std::min(first, index);
+    });
+  for (BufferId id = 0; id < count; ++id)
+    if (checked.buffers[id].kind != BufferKind::Temporary)
+      executor->firstUse[executor->storageOf[id]] = -1;
+
+  // A graph can hold the whole plan when it runs on one GPU and never on
+  // the cpu: kernels and copies within that GPU only.
+  std::optional<int> only;
+  bool graphable = !checked.steps.empty();
+  for (const cudagen::Step &step : checked.steps) {
+    int device = -1;
+    if (const auto *launch = std::get_if<cudagen::Launch>(&step)) {
+      device = launch->device;
+    } else if (const auto *copy = std::get_if<cudagen::Copy>(&step)) {
+      const Buffer &from = checked.buffers[copy->source];
+      const Buffer &to = checked.buffers[copy->destination];
+      if (!from.device.isCPU() && from.device == to.device)
+        device = from.device.index;
+    }
+    if (device < 0 || (only && *only != device))
+      graphable = false;
+    only = device;
+  }
+  executor->graphDevice = graphable ? *only : -1;
 
   if (!options.backends)
     options.backends = backendProvider(cudaModeFromEnvironment());
@@ -358,6 +392,20 @@ void PlanExecutor::releaseState() {
     }
   }
   state.clear();
+}
+
+void PlanExecutor::releaseArenas() {
+  for (int device = 0; device < int(arenas.size()); ++device)
+    if (arenas[device].capacity)
+      llvm::consumeError(backends[device]->free(device, arenas[device].base));
+  arenas.clear();
+  for (BufferId id = 0; id < kept.size(); ++id)
+    if (kept[id].allocated) {
+      int device = devicePlan.buffers[id].device.index;
+      llvm::consumeError(backends[device]->free(device, kept[id].address));
+    }
+  kept.clear();
+  keptBytes.clear();
 }
 
 llvm::Error PlanExecutor::bindState(llvm::ArrayRef<runtime::Tensor> tensors) {
@@ -522,7 +570,22 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
         return extent.takeError();
       run.shapes[id].push_back(*extent);
     }
-  // Storage: state as bound, inputs copied in, everything else fresh.
+  // Storage: state as bound, GPU buffers in the kept device memory, inputs
+  // copied in (in place when the caller's device memory already holds them).
+  report.graphCaptured = report.graphReplayed = false;
+  for (BufferId id : plan.buffersOfKind(BufferKind::Input)) {
+    const Buffer &buffer = plan.buffers[id];
+    const runtime::Tensor &input = inputs[buffer.index];
+    if (residency != Residency::OnDevice || buffer.device.isCPU() || storageOf[id] != id)
+      continue;
+    // The caller's device memory, used in place (kernels never write inputs).
+    if (input.device() != buffer.device || !input.isContiguous())
+      return runError("input " + llvm::Twine(buffer.index + 1) + " is " + input.str() +
+                      ", the plan wants a dense tensor on " + buffer.device.str());
+    run.slots[id].address = cuda::DeviceAddress(reinterpret_cast<uintptr_t>(input.data()));
+  }
+  if (llvm::Error error = placeBuffers(run, residency))
+    return error;
   for (BufferId id = 0; id < plan.buffers.size(); ++id) {
     const Buffer &buffer = plan.buffers[id];
     if (storageOf[id] != id)
@@ -535,14 +598,8 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
     }
     const runtime::Tensor *input =
         buffer.kind == BufferKind::Input ? &inputs[buffer.index] : nullptr;
-    if (input && residency == Residency::OnDevice && !buffer.device.isCPU()) {
-      // The caller's device memory, used in place (kernels never write inputs).
-      if (input->device() != buffer.device || !input->isContiguous())
-        return runError("input " + llvm::Twine(buffer.index + 1) + " is " + input->str() +
-                        ", the plan wants a dense tensor on " + buffer.device.str());
-      slot.address = cuda::DeviceAddress(reinterpret_cast<uintptr_t>(input->data()));
-      continue;
-    }
+    if (input && residency == Residency::OnDevice && !buffer.device.isCPU())
+      continue; // the caller's address, taken above
     runtime::Tensor contiguous;
     if (input)
       contiguous = input->isContiguous() ? *input : input->contiguous();
@@ -551,15 +608,9 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
       continue;
     }
     int device = buffer.device.index;
-    llvm::Expected<cuda::DeviceAddress> address =
-        backends[device]->allocate(device, std::max<size_t>(run.bytes(id), 1));
-    if (!address)
-      return withContext(address.takeError(), bufferLabel(buffer, id) + ": ");
-    slot.address = *address;
-    slot.allocated = true;
-    if (input)
-      if (llvm::Error error = backends[device]->copyHostToDevice(device, *address,
-                                                                 contiguous.data(), run.bytes(id)))
+    if (input && run.bytes(id))
+      if (llvm::Error error = backends[device]->copyHostToDeviceAsync(
+              device, slot.address, contiguous.data(), run.bytes(id)))
         return withContext(std::move(error), "input " + llvm::Twine(buffer.index + 1) + ": ");
   }
   for (BufferId id = 0; id < plan.buffers.size(); ++id) {
@@ -577,6 +628,225 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
       run.slots[id].address = storage.address;
   }
 
+  if (llvm::Error error = runOnStreams(run, *symbols))
+    return error;
+
+  // Read the results back: the host waits for each GPU once, here.
+  std::vector<runtime::Tensor> outputs;
+  for (BufferId id : plan.buffersOfKind(BufferKind::Output)) {
+    const Buffer &buffer = plan.buffers[id];
+    const StateSlot &slot = run.slots[id];
+    if (buffer.device.isCPU()) {
+      outputs.push_back(runtime::Tensor::copyOf(buffer.dtype, run.shapes[id], slot.host.data()));
+      continue;
+    }
+    int device = buffer.device.index;
+    cuda::CudaBackend *backend = backends[device];
+    if (residency == Residency::OnDevice) {
+      // A copy of its own, freed with the tensor's last copy: the kept
+      // memory is the next run's.
+      llvm::Expected<cuda::DeviceAddress> address =
+          backend->allocate(device, std::max<size_t>(run.bytes(id), 1));
+      if (!address)
+        return withContext(address.takeError(), "output " + llvm::Twine(buffer.index + 1) + ": ");
+      std::shared_ptr<const void> release(reinterpret_cast<const void *>(uintptr_t(*address)),
+                                          [backend, device, address = *address](const void *) {
+                                            llvm::consumeError(backend->free(device, address));
+                                          });
+      if (run.bytes(id))
+        if (llvm::Error error =
+                backend->copyDeviceToDeviceAsync(device, *address, slot.address, run.bytes(id)))
+          return withContext(std::move(error), "output " + llvm::Twine(buffer.index + 1) + ": ");
+      outputs.push_back(runtime::Tensor::borrowMutable(
+          buffer.dtype, run.shapes[id], reinterpret_cast<void *>(uintptr_t(*address)), release,
+          buffer.device));
+      continue;
+    }
+    runtime::Tensor host = runtime::Tensor::zeros(buffer.dtype, run.shapes[id]);
+    if (run.bytes(id))
+      if (llvm::Error error = backend->copyDeviceToHostAsync(device, host.mutableData(),
+                                                             slot.address, run.bytes(id)))
+        return withContext(std::move(error), "output " + llvm::Twine(buffer.index + 1) + ": ");
+    outputs.push_back(std::move(host));
+  }
+  if (llvm::Error error = synchronizeAll())
+    return error;
+  return outputs;
+}
+
+llvm::Error PlanExecutor::synchronizeAll() {
+  for (int device = 0; device < int(backends.size()); ++device)
+    if (backends[device])
+      if (llvm::Error error = backends[device]->synchronize(device))
+        return withContext(std::move(error),
+                           "cuda:" + llvm::Twine(device) + ": the plan's work failed: ");
+  return llvm::Error::success();
+}
+
+namespace {
+
+size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+} // namespace
+
+llvm::Error PlanExecutor::placeBuffers(RunState &run, Residency residency) {
+  const DevicePlan &plan = devicePlan;
+  size_t count = plan.buffers.size();
+  kept.resize(count);
+  keptBytes.resize(count, 0);
+  arenas.resize(backends.size());
+  report.arenaBytes = 0;
+  for (int device = 0; device < int(backends.size()); ++device) {
+    if (!backends[device])
+      continue;
+    cuda::CudaBackend &backend = *backends[device];
+    // The buffers this run needs memory for on `device`, with when they live.
+    struct Item {
+      BufferId id;
+      size_t bytes;
+      size_t offset = 0;
+    };
+    std::vector<Item> items;
+    for (BufferId id = 0; id < count; ++id) {
+      const Buffer &buffer = plan.buffers[id];
+      if (storageOf[id] != id || buffer.device != runtime::Device::cuda(device))
+        continue;
+      if (buffer.kind == BufferKind::State) {
+        run.slots[id].address = state[id].address;
+        continue;
+      }
+      if (buffer.kind == BufferKind::Input && residency == Residency::OnDevice)
+        continue; // the caller's memory, used in place
+
+      items.push_back({id, std::max<size_t>(run.bytes(id), 1)});
+    }
+    if (backend.separateAllocations()) {
+      // One allocation per buffer, kept while its size stays the same.
+      for (const Item &item : items) {
+        StateSlot &slot = kept[item.id];
+        if (slot.allocated && keptBytes[item.id] != item.bytes) {
+          slot.allocated = false;
+          if (llvm::Error error = backend.free(device, slot.address))
+            return error;
+        }
+        if (!slot.allocated) {
+          llvm::Expected<cuda::DeviceAddress> address = backend.allocate(device, item.bytes);
+          if (!address)
+            return withContext(address.takeError(),
+                               bufferLabel(plan.buffers[item.id], item.id) + ": ");
+          slot.address = *address;
+          slot.allocated = true;
+          keptBytes[item.id] = item.bytes;
+        }
+        run.slots[item.id].address = slot.address;
+        report.arenaBytes += item.bytes;
+      }
+      continue;
+    }
+    // One arena: buffers whose lifetimes do not overlap share bytes.
+    std::vector<const Item *> placed;
+    size_t total = 0;
+    for (Item &item : items) {
+      auto overlapsInTime = [&](BufferId a, BufferId b) {
+        return firstUse[a] <= lastUse[b] && firstUse[b] <= lastUse[a];
+      };
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const Item *other : placed)
+          if (overlapsInTime(item.id, other->id) && item.offset < other->offset + other->bytes &&
+              other->offset < item.offset + item.bytes) {
+            item.offset = alignUp(other->offset + other->bytes);
+            moved = true;
+          }
+      }
+      placed.push_back(&item);
+      total = std::max(total, item.offset + item.bytes);
+    }
+    Arena &arena = arenas[device];
+    if (total > arena.capacity) {
+      if (arena.capacity) {
+        arena.capacity = 0;
+        graph.reset(); // its kernels point into the old arena
+        if (llvm::Error error = backend.free(device, arena.base))
+          return error;
+      }
+      llvm::Expected<cuda::DeviceAddress> base = backend.allocate(device, total);
+      if (!base) {
+        std::string dims;
+        for (const cudagen::Symbol &symbol : plan.symbols)
+          dims += (dims.empty() ? "" : ", ") + symbol.name + " = " +
+                  std::to_string(run.shapes[symbol.input][symbol.dim]);
+        return withContext(
+            base.takeError(),
+            "cuda:" + llvm::Twine(device) + ": the plan's " + llvm::Twine(items.size()) +
+                " buffer(s) need " + llvm::Twine(uint64_t(total)) + " bytes of device memory" +
+                (dims.empty() ? "" : " for " + dims) + ", more than the device could allocate: ");
+      }
+      arena.base = *base;
+      arena.capacity = total;
+    }
+    for (const Item &item : items)
+      run.slots[item.id].address = arena.base + item.offset;
+    report.arenaBytes += arena.capacity;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error PlanExecutor::runOnStreams(RunState &run, const cudagen::SymbolValues &symbols) {
+  int device = graphDevice;
+  if (device < 0)
+    report.graphFallback = "the plan calls the cpu or spans GPUs";
+  else if (!backends[device]->supportsGraphs())
+    report.graphFallback = "the " + backends[device]->name().str() + " has no CUDA graphs";
+  if (!report.graphFallback.empty())
+    return runSteps(run, symbols);
+
+  // A graph holds the kernels' arguments: it is valid for these dims and
+  // these addresses only.
+  std::vector<uint64_t> key;
+  for (const cudagen::Symbol &symbol : devicePlan.symbols)
+    key.push_back(uint64_t(symbols.lookup(symbol.name)));
+  for (BufferId id = 0; id < devicePlan.buffers.size(); ++id)
+    key.push_back(run.slots[id].address);
+  cuda::CudaBackend &backend = *backends[device];
+  if (graph && key == graphKey) {
+    report.graphReplayed = true;
+    return backend.launchGraph(device, *graph);
+  }
+  graph.reset();
+  if (llvm::Error error = backend.beginCapture(device)) {
+    // Documented fallback: run on the stream, and do not try again.
+    report.graphFallback = "capturing a CUDA graph failed: " + llvm::toString(std::move(error));
+    return runSteps(run, symbols);
+  }
+  llvm::Error stepsError = runSteps(run, symbols);
+  llvm::Expected<std::unique_ptr<cuda::CudaGraph>> captured = backend.endCapture(device);
+  if (stepsError) {
+    if (!captured)
+      llvm::consumeError(captured.takeError());
+    return stepsError;
+  }
+  if (!captured) {
+    report.graphFallback = "capturing a CUDA graph failed: " + llvm::toString(captured.takeError());
+    return runSteps(run, symbols);
+  }
+  graph = std::move(*captured);
+  graphKey = std::move(key);
+  report.graphCaptured = true;
+  return backend.launchGraph(device, *graph);
+}
+
+llvm::Error PlanExecutor::runSteps(RunState &run, const cudagen::SymbolValues &symbols) {
+  const DevicePlan &plan = devicePlan;
+  auto evaluate = [&](const cudagen::SizeExpr &expr,
+                      const llvm::Twine &what) -> llvm::Expected<int64_t> {
+    llvm::Expected<int64_t> value = expr.evaluate(symbols);
+    if (!value)
+      return withContext(value.takeError(), what + ": ");
+    if (*value < 0)
+      return runError(what + " is " + expr.str() + " = " + llvm::Twine(*value));
+    return *value;
+  };
   for (size_t index = 0; index < plan.steps.size(); ++index) {
     const cudagen::Step &step = plan.steps[index];
     if (const auto *call = std::get_if<cudagen::CpuCall>(&step)) {
@@ -620,7 +890,7 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
           values.push_back(run.slots[arg.buffer].address);
           continue;
         }
-        llvm::Expected<int64_t> size = arg.size.evaluate(*symbols);
+        llvm::Expected<int64_t> size = arg.size.evaluate(symbols);
         if (!size)
           return withContext(size.takeError(), "an argument of " + what + ": ");
         values.push_back(uint64_t(*size));
@@ -629,8 +899,8 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
       for (uint64_t &value : values)
         args.push_back(&value);
       const cuda::CudaKernel &kernel = *kernels[index];
-      if (llvm::Error error =
-              backends[launch->device]->launch(kernel, grid, block, args.data(), size_t(*shared))) {
+      if (llvm::Error error = backends[launch->device]->launchAsync(kernel, grid, block,
+                                                                    args.data(), size_t(*shared))) {
         int device = launch->device;
         return llvm::handleErrors(
             std::move(error),
@@ -664,62 +934,35 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
           return llvm::Error::success();
         }
         if (from.device.isCPU())
-          return backends[to.device.index]->copyHostToDevice(to.device.index, destination.address,
-                                                             source.host.data(), bytes);
-        if (to.device.isCPU())
-          return backends[from.device.index]->copyDeviceToHost(
-              from.device.index, const_cast<void *>(destination.host.data()), source.address,
-              bytes);
+          return backends[to.device.index]->copyHostToDeviceAsync(
+              to.device.index, destination.address, source.host.data(), bytes);
+        if (to.device.isCPU()) {
+          // The cpu reads these bytes next: wait for them.
+          cuda::CudaBackend &backend = *backends[from.device.index];
+          if (llvm::Error error = backend.copyDeviceToHostAsync(
+                  from.device.index, const_cast<void *>(destination.host.data()), source.address,
+                  bytes))
+            return error;
+          return backend.synchronize(from.device.index);
+        }
         if (from.device == to.device)
-          return backends[to.device.index]->copyDeviceToDevice(to.device.index, destination.address,
-                                                               source.address, bytes);
+          return backends[to.device.index]->copyDeviceToDeviceAsync(
+              to.device.index, destination.address, source.address, bytes);
+        // Between GPUs: the source's work first, then a copy that the
+        // destination's later work follows.
+        if (llvm::Error error = backends[from.device.index]->synchronize(from.device.index))
+          return error;
+        if (llvm::Error error = backends[to.device.index]->synchronize(to.device.index))
+          return error;
         return backends[to.device.index]->copyPeer(to.device.index, destination.address,
                                                    from.device.index, source.address, bytes);
       };
       if (llvm::Error error = transfer())
         return withContext(std::move(error), what);
     }
-    // Temporaries whose last use this was give their memory back now.
-    llvm::Error released = llvm::Error::success();
-    forEachBufferOf(step, [&](BufferId id) {
-      BufferId base = storageOf[id];
-      if (!released && lastUse[base] == int(index))
-        released = run.release(base);
-    });
-    if (released)
-      return released;
   }
 
-  std::vector<runtime::Tensor> outputs;
-  for (BufferId id : plan.buffersOfKind(BufferKind::Output)) {
-    const Buffer &buffer = plan.buffers[id];
-    const StateSlot &slot = run.slots[id];
-    if (buffer.device.isCPU()) {
-      outputs.push_back(runtime::Tensor::copyOf(buffer.dtype, run.shapes[id], slot.host.data()));
-      continue;
-    }
-    if (residency == Residency::OnDevice) {
-      // The allocation becomes the tensor's: freed with its last copy.
-      run.slots[id].allocated = false;
-      int device = buffer.device.index;
-      cuda::CudaBackend *backend = backends[device];
-      cuda::DeviceAddress address = slot.address;
-      std::shared_ptr<const void> release(reinterpret_cast<const void *>(uintptr_t(address)),
-                                          [backend, device, address](const void *) {
-                                            llvm::consumeError(backend->free(device, address));
-                                          });
-      outputs.push_back(runtime::Tensor::borrowMutable(buffer.dtype, run.shapes[id],
-                                                       reinterpret_cast<void *>(uintptr_t(address)),
-                                                       release, buffer.device));
-      continue;
-    }
-    runtime::Tensor host = runtime::Tensor::zeros(buffer.dtype, run.shapes[id]);
-    if (llvm::Error error = backends[buffer.device.index]->copyDeviceToHost(
-            buffer.device.index, host.mutableData(), slot.address, run.bytes(id)))
-      return withContext(std::move(error), "output " + llvm::Twine(buffer.index + 1) + ": ");
-    outputs.push_back(std::move(host));
-  }
-  return outputs;
+  return llvm::Error::success();
 }
 
 } // namespace modelc::cudaexec

@@ -9,10 +9,14 @@
 //               compiled (PlanOptions::cpuRegions: the JIT, or an
 //               artifact's linked object code);
 //   bindState() copies the weights to their devices once;
-//   run()       binds the symbolic dims from the input shapes, copies inputs
-//               to their devices, runs the steps in order (CpuCall, Launch,
-//               Copy), frees each temporary after its last use and reads the
-//               outputs back.
+//   run()       binds the symbolic dims from the input shapes, places every
+//               buffer in device memory kept between runs (one arena per
+//               GPU, sized from the plan's size expressions for those dims),
+//               copies inputs to their devices, runs the steps in order
+//               (CpuCall, Launch, Copy) stream-ordered, and reads the outputs
+//               back, waiting for each GPU once. On backends with CUDA
+//               graphs, a plan that runs on one GPU only is captured once per
+//               set of input shapes and replayed.
 //
 // One PlanExecutor serves any number of run() calls from any thread; they
 // are serialised by the executor's mutex (one run at a time). A
@@ -75,6 +79,16 @@ enum class Residency {
   OnDevice,
 };
 
+/// What the last run() did with device memory and graphs (tests, reports).
+struct RunReport {
+  bool graphCaptured = false; ///< this run captured (and then launched) a graph
+  bool graphReplayed = false; ///< this run replayed the graph of an earlier one
+  /// Why runs do not use graphs ("" while they may): the backend has none,
+  /// the plan calls the cpu or spans GPUs, or the capture failed.
+  std::string graphFallback;
+  size_t arenaBytes = 0; ///< device memory held for the plan's buffers, all GPUs
+};
+
 /// Time spent preparing a plan, for reports and benchmarks.
 struct PrepareTimes {
   double kernelLoadSeconds = 0; ///< compiling/loading every kernel
@@ -105,6 +119,7 @@ public:
 
   const cudagen::DevicePlan &plan() const { return devicePlan; }
   const PrepareTimes &prepareTimes() const { return times; }
+  const RunReport &lastRun() const { return report; }
   /// For prebuilt kernels: which image cuda:`device` loaded (nullopt for a
   /// device without launches, or kernels compiled from source).
   std::optional<cuda::PrebuiltImage> prebuiltImage(int device) const;
@@ -119,6 +134,15 @@ private:
   llvm::Error loadKernels(const BackendProvider &backends,
                           llvm::ArrayRef<cuda::PrebuiltModule> prebuilt);
   void releaseState();
+  void releaseArenas();
+  /// Device memory for every buffer of this run but state and caller-owned
+  /// ones: the arena of each GPU, grown when these shapes need more.
+  llvm::Error placeBuffers(RunState &run, Residency residency);
+  /// The steps of the plan; `capturing` when they are being recorded.
+  llvm::Error runSteps(RunState &run, const cudagen::SymbolValues &symbols);
+  llvm::Error runOnStreams(RunState &run, const cudagen::SymbolValues &symbols);
+  /// Waits for every GPU's stream; a failed kernel surfaces here.
+  llvm::Error synchronizeAll();
 
   cudagen::DevicePlan devicePlan;
   /// Backend of each GPU the plan uses, by device index (null elsewhere).
@@ -135,7 +159,24 @@ private:
   std::vector<cudagen::BufferId> storageOf;
   /// The last step that touches each storage buffer, views included.
   std::vector<int> lastUse;
+  /// The first step that touches each storage buffer.
+  std::vector<int> firstUse;
   PrepareTimes times;
+
+  /// Device memory kept between runs: per GPU one arena, or, where the
+  /// backend wants separate allocations, one per buffer.
+  struct Arena {
+    cuda::DeviceAddress base = 0;
+    size_t capacity = 0;
+  };
+  std::vector<Arena> arenas;     ///< by device
+  std::vector<StateSlot> kept;   ///< by BufferId (separate allocations)
+  std::vector<size_t> keptBytes; ///< by BufferId
+  /// The GPU a graph can capture the whole plan on; -1 when none can.
+  int graphDevice = -1;
+  std::unique_ptr<cuda::CudaGraph> graph;
+  std::vector<uint64_t> graphKey; ///< what the graph's arguments depend on
+  RunReport report;
 };
 
 /// The message for a failed kernel: the backend's error with the .mdl lines

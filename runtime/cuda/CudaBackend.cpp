@@ -13,6 +13,20 @@
 namespace modelc::cuda {
 
 CudaBackend::~CudaBackend() = default;
+CudaGraph::~CudaGraph() = default;
+
+llvm::Error CudaBackend::beginCapture(int) {
+  return makeCudaError(CudaErrorKind::DriverCallFailed,
+                       "the " + name().str() + " cannot capture CUDA graphs");
+}
+llvm::Expected<std::unique_ptr<CudaGraph>> CudaBackend::endCapture(int) {
+  return makeCudaError(CudaErrorKind::DriverCallFailed,
+                       "the " + name().str() + " cannot capture CUDA graphs");
+}
+llvm::Error CudaBackend::launchGraph(int, const CudaGraph &) {
+  return makeCudaError(CudaErrorKind::DriverCallFailed,
+                       "the " + name().str() + " cannot launch CUDA graphs");
+}
 
 llvm::StringRef prebuiltImageName(PrebuiltImage image) {
   switch (image) {
@@ -37,6 +51,7 @@ public:
   explicit EmulatorBackend(Emulator &emulator) : emulator(emulator) {}
 
   llvm::StringRef name() const override { return "emulator"; }
+  bool separateAllocations() const override { return true; }
   int deviceCount() const override { return emulator.deviceCount(); }
   llvm::Error checkDevice(int device) const override { return emulator.checkDevice(device); }
 
@@ -194,14 +209,110 @@ public:
     auto *loaded = static_cast<const DriverKernel *>(kernel.state.get());
     if (!loaded)
       return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
-    if (llvm::Error error = driver.launch(kernel.device, loaded->function, {grid.x, grid.y, grid.z},
-                                          {block.x, block.y, block.z},
-                                          static_cast<unsigned>(dynamicSharedBytes), nullptr, args))
+    if (llvm::Error error = launchAsync(kernel, grid, block, args, dynamicSharedBytes))
       return error;
-    return driver.synchronize(kernel.device);
+    return synchronize(kernel.device);
+  }
+
+  llvm::Error launchAsync(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                          size_t dynamicSharedBytes) override {
+    auto *loaded = static_cast<const DriverKernel *>(kernel.state.get());
+    if (!loaded)
+      return makeCudaError(CudaErrorKind::InvalidLaunch, "launch of an empty kernel handle");
+    llvm::Expected<driver::CUstream> stream = streamOf(kernel.device);
+    if (!stream)
+      return stream.takeError();
+    return driver.launch(kernel.device, loaded->function, {grid.x, grid.y, grid.z},
+                         {block.x, block.y, block.z}, static_cast<unsigned>(dynamicSharedBytes),
+                         *stream, args);
+  }
+  llvm::Error copyHostToDeviceAsync(int device, DeviceAddress destination, const void *source,
+                                    size_t bytes) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.copyHostToDeviceAsync(device, destination, source, bytes, *stream);
+  }
+  llvm::Error copyDeviceToHostAsync(int device, void *destination, DeviceAddress source,
+                                    size_t bytes) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.copyDeviceToHostAsync(device, destination, source, bytes, *stream);
+  }
+  llvm::Error copyDeviceToDeviceAsync(int device, DeviceAddress destination, DeviceAddress source,
+                                      size_t bytes) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.copyDeviceToDeviceAsync(device, destination, source, bytes, *stream);
+  }
+  llvm::Error synchronize(int device) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.synchronizeStream(device, *stream);
+  }
+
+  bool supportsGraphs() const override { return true; }
+  llvm::Error beginCapture(int device) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.beginCapture(device, *stream);
+  }
+  llvm::Expected<std::unique_ptr<CudaGraph>> endCapture(int device) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    llvm::Expected<driver::CUgraph> graph = driver.endCapture(device, *stream);
+    if (!graph)
+      return graph.takeError();
+    auto captured = std::make_unique<DriverGraph>(driver, device, *graph);
+    llvm::Expected<driver::CUgraphExec> exec = driver.instantiateGraph(device, *graph);
+    if (!exec)
+      return exec.takeError();
+    captured->exec = *exec;
+    return std::unique_ptr<CudaGraph>(std::move(captured));
+  }
+  llvm::Error launchGraph(int device, const CudaGraph &graph) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    return driver.launchGraph(device, static_cast<const DriverGraph &>(graph).exec, *stream);
   }
 
 private:
+  /// A graph and its executable instance, destroyed together.
+  struct DriverGraph final : CudaGraph {
+    DriverGraph(CudaDriver &driver, int device, driver::CUgraph graph)
+        : driver(driver), device(device), graph(graph) {}
+    ~DriverGraph() override {
+      if (exec)
+        llvm::consumeError(driver.destroyGraphExec(device, exec));
+      llvm::consumeError(driver.destroyGraph(device, graph));
+    }
+    CudaDriver &driver;
+    int device;
+    driver::CUgraph graph;
+    driver::CUgraphExec exec = nullptr;
+  };
+
+  /// The one stream of `device`, created on first use and kept (like the
+  /// driver it lives in, for the whole process).
+  llvm::Expected<driver::CUstream> streamOf(int device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (size_t(device) < streams.size() && streams[device])
+      return streams[device];
+    llvm::Expected<driver::CUstream> stream = driver.createStream(device);
+    if (!stream)
+      return stream.takeError();
+    if (size_t(device) >= streams.size())
+      streams.resize(device + 1, nullptr);
+    streams[device] = *stream;
+    return *stream;
+  }
+
   /// The module for (device, source), compiled to a CUBIN for the device's
   /// own architecture and loaded once.
   llvm::Expected<std::shared_ptr<driver::CUmod_st>> moduleFor(int device, llvm::StringRef source,
@@ -265,6 +376,7 @@ private:
   KernelCache &cache;
   std::mutex mutex;
   llvm::StringMap<std::weak_ptr<driver::CUmod_st>> modules;
+  std::vector<driver::CUstream> streams;
 };
 
 } // namespace

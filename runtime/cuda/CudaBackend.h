@@ -8,8 +8,11 @@
 // the driver otherwise, and reports a missing driver or GPU as the error the
 // user sees.
 //
-// Launches are synchronous on both: they return when the kernel has finished,
-// with its error if it failed.
+// `launch` and the plain copies are synchronous: they return when the work
+// has finished, with its error. The *Async forms enqueue on the device's one
+// stream (the driver; on the emulator they are the synchronous calls) and the
+// host waits in synchronize(); a CUDA graph records what one stream runs and
+// replays it with one call (the driver only: supportsGraphs()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_RUNTIME_CUDA_CUDABACKEND_H
@@ -58,6 +61,12 @@ enum class PrebuiltImage {
 };
 llvm::StringRef prebuiltImageName(PrebuiltImage image);
 
+/// A captured and instantiated CUDA graph; destroying it releases both.
+class CudaGraph {
+public:
+  virtual ~CudaGraph();
+};
+
 class CudaBackend {
 public:
   virtual ~CudaBackend();
@@ -99,6 +108,40 @@ public:
   /// `dynamicSharedBytes` of `extern __shared__` memory.
   virtual llvm::Error launch(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
                              size_t dynamicSharedBytes = 0) = 0;
+
+  /// Stream-ordered forms: enqueued on `device`'s stream, done by the time
+  /// synchronize(device) returns (whose error then reports a failed kernel).
+  /// The host bytes of copyHostToDeviceAsync may be reused when it returns;
+  /// those of copyDeviceToHostAsync are written by then.
+  virtual llvm::Error launchAsync(const CudaKernel &kernel, Dim3 grid, Dim3 block, void **args,
+                                  size_t dynamicSharedBytes = 0) {
+    return launch(kernel, grid, block, args, dynamicSharedBytes);
+  }
+  virtual llvm::Error copyHostToDeviceAsync(int device, DeviceAddress destination,
+                                            const void *source, size_t bytes) {
+    return copyHostToDevice(device, destination, source, bytes);
+  }
+  virtual llvm::Error copyDeviceToHostAsync(int device, void *destination, DeviceAddress source,
+                                            size_t bytes) {
+    return copyDeviceToHost(device, destination, source, bytes);
+  }
+  virtual llvm::Error copyDeviceToDeviceAsync(int device, DeviceAddress destination,
+                                              DeviceAddress source, size_t bytes) {
+    return copyDeviceToDevice(device, destination, source, bytes);
+  }
+  virtual llvm::Error synchronize(int /*device*/) { return llvm::Error::success(); }
+
+  /// CUDA graphs: between beginCapture and endCapture the *Async calls on
+  /// `device` are recorded instead of run; launchGraph replays them.
+  virtual bool supportsGraphs() const { return false; }
+  virtual llvm::Error beginCapture(int device);
+  virtual llvm::Expected<std::unique_ptr<CudaGraph>> endCapture(int device);
+  virtual llvm::Error launchGraph(int device, const CudaGraph &graph);
+
+  /// Whether a plan keeps each buffer in an allocation of its own (the
+  /// emulator: its guard pages then catch a kernel overrunning any buffer)
+  /// rather than carving all of a run's buffers out of one arena.
+  virtual bool separateAllocations() const { return false; }
 };
 
 std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator);

@@ -304,7 +304,8 @@ llvm::Expected<CUstream> CudaDriver::createStream(int device) {
   if (llvm::Error error = enter(device))
     return error;
   CUstream stream = nullptr;
-  if (llvm::Error error = check(api.streamCreate(&stream, 0), "cuStreamCreate", device))
+  if (llvm::Error error =
+          check(api.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", device))
     return error;
   return stream;
 }
@@ -334,6 +335,75 @@ llvm::Error CudaDriver::synchronize(int device) {
   if (llvm::Error error = enter(device))
     return error;
   return check(api.ctxSynchronize(), "cuCtxSynchronize", device);
+}
+
+llvm::Error CudaDriver::copyHostToDeviceAsync(int device, DevicePointer destination,
+                                              const void *source, size_t bytes, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.memcpyHtoDAsync(destination, source, bytes, stream), "cuMemcpyHtoDAsync",
+               device);
+}
+
+llvm::Error CudaDriver::copyDeviceToHostAsync(int device, void *destination, DevicePointer source,
+                                              size_t bytes, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.memcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync",
+               device);
+}
+
+llvm::Error CudaDriver::copyDeviceToDeviceAsync(int device, DevicePointer destination,
+                                                DevicePointer source, size_t bytes,
+                                                CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.memcpyDtoDAsync(destination, source, bytes, stream), "cuMemcpyDtoDAsync",
+               device);
+}
+
+llvm::Error CudaDriver::beginCapture(int device, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+               "cuStreamBeginCapture", device);
+}
+
+llvm::Expected<CUgraph> CudaDriver::endCapture(int device, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  CUgraph graph = nullptr;
+  if (llvm::Error error = check(api.streamEndCapture(stream, &graph), "cuStreamEndCapture", device))
+    return error;
+  return graph;
+}
+
+llvm::Expected<CUgraphExec> CudaDriver::instantiateGraph(int device, CUgraph graph) {
+  if (llvm::Error error = enter(device))
+    return error;
+  CUgraphExec exec = nullptr;
+  if (llvm::Error error =
+          check(api.graphInstantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags", device))
+    return error;
+  return exec;
+}
+
+llvm::Error CudaDriver::launchGraph(int device, CUgraphExec graph, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.graphLaunch(graph, stream), "cuGraphLaunch", device);
+}
+
+llvm::Error CudaDriver::destroyGraphExec(int device, CUgraphExec graph) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.graphExecDestroy(graph), "cuGraphExecDestroy", device);
+}
+
+llvm::Error CudaDriver::destroyGraph(int device, CUgraph graph) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.graphDestroy(graph), "cuGraphDestroy", device);
 }
 
 } // namespace modelc::cuda

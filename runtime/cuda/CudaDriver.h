@@ -92,6 +92,17 @@ public:
   llvm::Expected<driver::CUfunction> getFunction(int device, driver::CUmodule module,
                                                  llvm::StringRef name);
 
+  /// Stream-ordered copies on `stream`. From pageable host memory the
+  /// driver stages the bytes before returning; into pageable host memory it
+  /// returns once they have arrived.
+  llvm::Error copyHostToDeviceAsync(int device, DevicePointer destination, const void *source,
+                                    size_t bytes, driver::CUstream stream);
+  llvm::Error copyDeviceToHostAsync(int device, void *destination, DevicePointer source,
+                                    size_t bytes, driver::CUstream stream);
+  llvm::Error copyDeviceToDeviceAsync(int device, DevicePointer destination, DevicePointer source,
+                                      size_t bytes, driver::CUstream stream);
+
+  /// A stream that does not synchronise with the legacy default stream.
   llvm::Expected<driver::CUstream> createStream(int device);
   llvm::Error destroyStream(int device, driver::CUstream stream);
   /// Launches `function` with cuLaunchKernel-style `args` (one pointer per
@@ -100,6 +111,15 @@ public:
                      unsigned sharedMemoryBytes, driver::CUstream stream, void **args);
   llvm::Error synchronizeStream(int device, driver::CUstream stream);
   llvm::Error synchronize(int device);
+
+  /// CUDA graphs: the work enqueued on `stream` between beginCapture and
+  /// endCapture is recorded, not run; instantiateGraph makes it launchable.
+  llvm::Error beginCapture(int device, driver::CUstream stream);
+  llvm::Expected<driver::CUgraph> endCapture(int device, driver::CUstream stream);
+  llvm::Expected<driver::CUgraphExec> instantiateGraph(int device, driver::CUgraph graph);
+  llvm::Error launchGraph(int device, driver::CUgraphExec graph, driver::CUstream stream);
+  llvm::Error destroyGraphExec(int device, driver::CUgraphExec graph);
+  llvm::Error destroyGraph(int device, driver::CUgraph graph);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver result code.
   std::string describe(driver::CUresult result) const;

@@ -22,11 +22,16 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
 using CUstream = CUstream_st *;
+using CUgraph = CUgraph_st *;
+using CUgraphExec = CUgraphExec_st *;
 using CUdevice_attribute = int;
+using CUstreamCaptureMode = int; // enum CUstreamCaptureMode_enum
 
 // cudaError_enum values modelc tells apart.
 constexpr CUresult CUDA_SUCCESS = 0;
@@ -35,6 +40,10 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
+
+// cuStreamCreate flags and capture modes.
+constexpr unsigned int CU_STREAM_NON_BLOCKING = 1;
+constexpr CUstreamCaptureMode CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
 // CUdevice_attribute values.
 constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -77,6 +86,15 @@ using PFN_cuMemcpyPeer = CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcon
 using PFN_cuStreamCreate = CUresult (*)(CUstream *, unsigned int);
 using PFN_cuStreamDestroy_v2 = CUresult (*)(CUstream);
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream);
+using PFN_cuMemcpyHtoDAsync_v2 = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
+using PFN_cuMemcpyDtoHAsync_v2 = CUresult (*)(void *, CUdeviceptr, size_t, CUstream);
+using PFN_cuMemcpyDtoDAsync_v2 = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+using PFN_cuStreamBeginCapture_v2 = CUresult (*)(CUstream, CUstreamCaptureMode);
+using PFN_cuStreamEndCapture = CUresult (*)(CUstream, CUgraph *);
+using PFN_cuGraphInstantiateWithFlags = CUresult (*)(CUgraphExec *, CUgraph, unsigned long long);
+using PFN_cuGraphLaunch = CUresult (*)(CUgraphExec, CUstream);
+using PFN_cuGraphExecDestroy = CUresult (*)(CUgraphExec);
+using PFN_cuGraphDestroy = CUresult (*)(CUgraph);
 using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int,
                                         unsigned int, unsigned int, unsigned int, unsigned int,
                                         CUstream, void **, void **);
@@ -110,7 +128,16 @@ using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned int, unsigned int, 
   X("cuStreamCreate", PFN_cuStreamCreate, streamCreate)                                            \
   X("cuStreamDestroy", PFN_cuStreamDestroy_v2, streamDestroy)                                      \
   X("cuStreamSynchronize", PFN_cuStreamSynchronize, streamSynchronize)                             \
-  X("cuLaunchKernel", PFN_cuLaunchKernel, launchKernel)
+  X("cuLaunchKernel", PFN_cuLaunchKernel, launchKernel)                                            \
+  X("cuMemcpyHtoDAsync", PFN_cuMemcpyHtoDAsync_v2, memcpyHtoDAsync)                                \
+  X("cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v2, memcpyDtoHAsync)                                \
+  X("cuMemcpyDtoDAsync", PFN_cuMemcpyDtoDAsync_v2, memcpyDtoDAsync)                                \
+  X("cuStreamBeginCapture", PFN_cuStreamBeginCapture_v2, streamBeginCapture)                       \
+  X("cuStreamEndCapture", PFN_cuStreamEndCapture, streamEndCapture)                                \
+  X("cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags, graphInstantiate)              \
+  X("cuGraphLaunch", PFN_cuGraphLaunch, graphLaunch)                                               \
+  X("cuGraphExecDestroy", PFN_cuGraphExecDestroy, graphExecDestroy)                                \
+  X("cuGraphDestroy", PFN_cuGraphDestroy, graphDestroy)
 
 /// The resolved entry points.
 struct DriverFunctions {

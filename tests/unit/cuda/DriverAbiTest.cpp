@@ -85,6 +85,15 @@ CHECK_FUNCTION(cuStreamCreate, PFN_cuStreamCreate)
 CHECK_FUNCTION(cuStreamDestroy_v2, PFN_cuStreamDestroy_v2)
 CHECK_FUNCTION(cuStreamSynchronize, PFN_cuStreamSynchronize)
 CHECK_FUNCTION(cuLaunchKernel, PFN_cuLaunchKernel)
+CHECK_FUNCTION(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v2)
+CHECK_FUNCTION(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v2)
+CHECK_FUNCTION(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v2)
+CHECK_FUNCTION(cuStreamBeginCapture_v2, PFN_cuStreamBeginCapture_v2)
+CHECK_FUNCTION(cuStreamEndCapture, PFN_cuStreamEndCapture)
+CHECK_FUNCTION(cuGraphInstantiateWithFlags, PFN_cuGraphInstantiateWithFlags)
+CHECK_FUNCTION(cuGraphLaunch, PFN_cuGraphLaunch)
+CHECK_FUNCTION(cuGraphExecDestroy, PFN_cuGraphExecDestroy)
+CHECK_FUNCTION(cuGraphDestroy, PFN_cuGraphDestroy)
 
 static_assert(sizeof(api::CUdeviceptr) == sizeof(::CUdeviceptr));
 static_assert(sizeof(api::CUresult) == sizeof(::CUresult));
@@ -107,6 +116,8 @@ static_assert(api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ==
 static_assert(api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ==
               ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 static_assert(api::CU_GET_PROC_ADDRESS_DEFAULT == ::CU_GET_PROC_ADDRESS_DEFAULT);
+static_assert(api::CU_STREAM_NON_BLOCKING == ::CU_STREAM_NON_BLOCKING);
+static_assert(api::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL == ::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 static_assert(api::CU_GET_PROC_ADDRESS_SUCCESS == ::CU_GET_PROC_ADDRESS_SUCCESS);
 
 // The checker itself must be able to fail.

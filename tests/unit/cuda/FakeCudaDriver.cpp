@@ -8,8 +8,15 @@
 // `cuMemAlloc` symbol exists but fails, to prove the wrapper never uses dlsym
 // for it.
 //
+// Streams and graphs: work on a stream that is being captured is recorded,
+// not run (as on a GPU), and synchronising a capturing stream fails; a graph
+// replays as a count. Every call of interest is counted by name, for tests
+// that prove which calls an executor makes: modelc_fake_cuda_calls(name)
+// and modelc_fake_cuda_reset_calls() (looked up with dlsym).
+//
 // Environment: MODELC_FAKE_CUDA_DEVICES (default 1),
-// MODELC_FAKE_CUDA_INIT_RESULT (cuInit's result, default 0).
+// MODELC_FAKE_CUDA_INIT_RESULT (cuInit's result, default 0),
+// MODELC_FAKE_CUDA_CAPTURE_RESULT (cuStreamBeginCapture's, default 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +37,8 @@ constexpr CUresult InvalidValue = 1;
 constexpr CUresult InvalidImage = 200;
 constexpr CUresult InvalidContext = 201;
 constexpr CUresult NotFound = 500;
+constexpr CUresult CaptureUnsupported = 900; // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+constexpr CUresult CaptureInvalidated = 901; // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
 
 struct CUctx_fake {
   int device;
@@ -48,6 +57,9 @@ struct FakeState {
   int retained[8] = {0};
   std::map<CUdeviceptr, Allocation> allocations;
   std::map<void *, std::string> modules;
+  std::map<std::string, int> calls;
+  std::map<void *, bool> capturing; ///< by stream
+  std::map<void *, int> graphs;     ///< graph -> kernels recorded in it
 };
 
 FakeState &state() {
@@ -63,6 +75,16 @@ int envInt(const char *name, int fallback) {
 }
 
 int deviceCount() { return state().devices; }
+
+void count(const char *call) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  ++state().calls[call];
+}
+
+bool isCapturing(CUstream stream) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return stream && state().capturing[stream];
+}
 
 int currentDevice() { return current ? reinterpret_cast<CUctx_fake *>(current)->device : -1; }
 
@@ -91,6 +113,17 @@ CUresult cuInit(unsigned int flags) {
 
 CUresult cuMemAlloc(unsigned int *, unsigned int) { return 999; } // the legacy ABI trap
 
+int modelc_fake_cuda_calls(const char *name) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().calls.find(name);
+  return it == state().calls.end() ? 0 : it->second;
+}
+
+void modelc_fake_cuda_reset_calls() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().calls.clear();
+}
+
 CUresult fake_cuDriverGetVersion(int *version) {
   *version = 13000;
   return CUDA_SUCCESS;
@@ -109,6 +142,12 @@ CUresult fake_cuGetErrorName(CUresult error, const char **name) {
     return CUDA_SUCCESS;
   case NotFound:
     *name = "CUDA_ERROR_NOT_FOUND";
+    return CUDA_SUCCESS;
+  case CaptureUnsupported:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return CUDA_SUCCESS;
+  case CaptureInvalidated:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
     return CUDA_SUCCESS;
   default:
     *name = nullptr;
@@ -129,6 +168,12 @@ CUresult fake_cuGetErrorString(CUresult error, const char **text) {
     return CUDA_SUCCESS;
   case NotFound:
     *text = "named symbol not found";
+    return CUDA_SUCCESS;
+  case CaptureUnsupported:
+    *text = "operation not permitted when stream is capturing";
+    return CUDA_SUCCESS;
+  case CaptureInvalidated:
+    *text = "operation failed due to a previous error during capture";
     return CUDA_SUCCESS;
   default:
     *text = nullptr;
@@ -219,7 +264,10 @@ CUresult fake_cuCtxSetCurrent(CUcontext context) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuCtxSynchronize() { return current ? CUDA_SUCCESS : InvalidContext; }
+CUresult fake_cuCtxSynchronize() {
+  count("cuCtxSynchronize");
+  return current ? CUDA_SUCCESS : InvalidContext;
+}
 
 CUresult fake_cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_SUCCESS; }
 
@@ -273,6 +321,7 @@ CUresult fake_cuModuleGetFunction(CUfunction *function, CUmodule module, const c
 }
 
 CUresult fake_cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  count("cuMemAlloc");
   if (!current)
     return InvalidContext;
   if (bytes == 0 || bytes > (size_t(1) << 36))
@@ -285,6 +334,7 @@ CUresult fake_cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
 }
 
 CUresult fake_cuMemFree_v2(CUdeviceptr pointer) {
+  count("cuMemFree");
   std::lock_guard<std::mutex> lock(state().mutex);
   auto it = state().allocations.find(pointer);
   if (it == state().allocations.end())
@@ -347,11 +397,109 @@ CUresult fake_cuStreamDestroy_v2(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuStreamSynchronize(CUstream) { return current ? CUDA_SUCCESS : InvalidContext; }
+CUresult fake_cuStreamSynchronize(CUstream stream) {
+  count("cuStreamSynchronize");
+  if (isCapturing(stream))
+    return CaptureUnsupported;
+  return current ? CUDA_SUCCESS : InvalidContext;
+}
+
+CUresult fake_cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void *source, size_t bytes,
+                                   CUstream stream) {
+  count("cuMemcpyHtoDAsync");
+  if (isCapturing(stream))
+    return CaptureUnsupported; // pageable host memory cannot be captured
+  return fake_cuMemcpyHtoD_v2(destination, source, bytes);
+}
+
+CUresult fake_cuMemcpyDtoHAsync_v2(void *destination, CUdeviceptr source, size_t bytes,
+                                   CUstream stream) {
+  count("cuMemcpyDtoHAsync");
+  if (isCapturing(stream))
+    return CaptureUnsupported;
+  return fake_cuMemcpyDtoH_v2(destination, source, bytes);
+}
+
+CUresult fake_cuMemcpyDtoDAsync_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes,
+                                   CUstream stream) {
+  count("cuMemcpyDtoDAsync");
+  if (isCapturing(stream))
+    return CUDA_SUCCESS; // recorded
+  return fake_cuMemcpyDtoD_v2(destination, source, bytes);
+}
+
+CUresult fake_cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode) {
+  count("cuStreamBeginCapture");
+  if (!current)
+    return InvalidContext;
+  if (!stream) // the legacy default stream cannot be captured
+    return CaptureUnsupported;
+  if (CUresult result = envInt("MODELC_FAKE_CUDA_CAPTURE_RESULT", CUDA_SUCCESS))
+    return result;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (state().capturing[stream])
+    return CaptureInvalidated;
+  state().capturing[stream] = true;
+  state().graphs[stream] = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  count("cuStreamEndCapture");
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().capturing[stream])
+    return CaptureInvalidated;
+  state().capturing[stream] = false;
+  auto *handle = new char;
+  state().graphs[handle] = state().graphs[stream];
+  state().graphs.erase(stream);
+  *graph = reinterpret_cast<CUgraph>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long) {
+  count("cuGraphInstantiate");
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().graphs.count(graph))
+    return InvalidValue;
+  auto *handle = new char;
+  state().graphs[handle] = state().graphs[graph];
+  *exec = reinterpret_cast<CUgraphExec>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  count("cuGraphLaunch");
+  if (!current)
+    return InvalidContext;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().graphs.count(exec) || state().capturing[stream])
+    return InvalidValue;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphExecDestroy(CUgraphExec exec) {
+  count("cuGraphExecDestroy");
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().graphs.erase(exec))
+    return InvalidValue;
+  delete reinterpret_cast<char *>(exec);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphDestroy(CUgraph graph) {
+  count("cuGraphDestroy");
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().graphs.erase(graph))
+    return InvalidValue;
+  delete reinterpret_cast<char *>(graph);
+  return CUDA_SUCCESS;
+}
 
 CUresult fake_cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ,
-                             unsigned blockX, unsigned blockY, unsigned blockZ, unsigned, CUstream,
-                             void **params, void **extra) {
+                             unsigned blockX, unsigned blockY, unsigned blockZ, unsigned,
+                             CUstream stream, void **params, void **extra) {
+  count("cuLaunchKernel");
   if (!current)
     return InvalidContext;
   if (!function || !params || extra)
@@ -359,6 +507,10 @@ CUresult fake_cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY
   if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
       uint64_t(blockX) * blockY * blockZ > 1024)
     return InvalidValue;
+  if (isCapturing(stream)) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().graphs[stream];
+  }
   return CUDA_SUCCESS;
 }
 
@@ -405,6 +557,17 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **function, int cudaVersio
       MODELC_FAKE_ENTRY("cuStreamDestroy", fake_cuStreamDestroy_v2, PFN_cuStreamDestroy_v2),
       MODELC_FAKE_ENTRY("cuStreamSynchronize", fake_cuStreamSynchronize, PFN_cuStreamSynchronize),
       MODELC_FAKE_ENTRY("cuLaunchKernel", fake_cuLaunchKernel, PFN_cuLaunchKernel),
+      MODELC_FAKE_ENTRY("cuMemcpyHtoDAsync", fake_cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyDtoHAsync", fake_cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v2),
+      MODELC_FAKE_ENTRY("cuMemcpyDtoDAsync", fake_cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v2),
+      MODELC_FAKE_ENTRY("cuStreamBeginCapture", fake_cuStreamBeginCapture_v2,
+                        PFN_cuStreamBeginCapture_v2),
+      MODELC_FAKE_ENTRY("cuStreamEndCapture", fake_cuStreamEndCapture, PFN_cuStreamEndCapture),
+      MODELC_FAKE_ENTRY("cuGraphInstantiateWithFlags", fake_cuGraphInstantiateWithFlags,
+                        PFN_cuGraphInstantiateWithFlags),
+      MODELC_FAKE_ENTRY("cuGraphLaunch", fake_cuGraphLaunch, PFN_cuGraphLaunch),
+      MODELC_FAKE_ENTRY("cuGraphExecDestroy", fake_cuGraphExecDestroy, PFN_cuGraphExecDestroy),
+      MODELC_FAKE_ENTRY("cuGraphDestroy", fake_cuGraphDestroy, PFN_cuGraphDestroy),
 #undef MODELC_FAKE_ENTRY
   };
   *function = nullptr;

@@ -4,6 +4,9 @@
 
 #include "cudaexec/JitCpuRegions.h"
 
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/Nvrtc.h"
 #include "runtime/cuda/emulator/Emulator.h"
 
 #include "llvm/Support/Error.h"
@@ -11,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <dlfcn.h>
+#include <map>
 
 using namespace modelc;
 using namespace modelc::cudaexec;
@@ -171,8 +176,10 @@ TEST_F(PlanExecutorTest, RunsAKernelForEveryBatchSizeWithOneCompile) {
     EXPECT_EQ(out.shape(), input.shape());
     for (int64_t i = 0; i < out.numel(); ++i)
       EXPECT_FLOAT_EQ(out.values<float>()[i], 2.0f * input.values<float>()[i] + 1.0f);
-    EXPECT_EQ(emulator.liveAllocations(), 0u) << "inputs and outputs are freed after the run";
+    EXPECT_EQ(emulator.liveAllocations(), 2u) << "x and y are kept for the next run";
   }
+  executor->reset();
+  EXPECT_EQ(emulator.liveAllocations(), 0u) << "and freed with the executor";
 }
 
 TEST_F(PlanExecutorTest, StateIsCopiedOnceAndFreedWithTheExecutor) {
@@ -209,7 +216,7 @@ TEST_F(PlanExecutorTest, StateIsCopiedOnceAndFreedWithTheExecutor) {
     for (int64_t i = 0; i < input.numel(); ++i)
       EXPECT_FLOAT_EQ((*outputs)[0].values<float>()[i],
                       2.0f * input.values<float>()[i] * scales[i % 4] + 1.0f);
-    EXPECT_EQ(emulator.liveAllocations(), 1u) << "only the state stays on the device";
+    EXPECT_EQ(emulator.liveAllocations(), 4u) << "the state, and x, t, y kept for the next run";
   }
   EXPECT_EQ(emulator.liveAllocations(), 0u);
 }
@@ -243,6 +250,8 @@ TEST_F(PlanExecutorTest, CopiesBetweenTheCpuAndTwoGpusAndCallsTheCpu) {
     float a = 2.0f * input.values<float>()[i] + 1.0f;
     EXPECT_FLOAT_EQ((*outputs)[0].values<float>()[i], 2.0f * a * a);
   }
+  EXPECT_EQ((*executor)->lastRun().graphFallback, "the plan calls the cpu or spans GPUs");
+  executor->reset();
   EXPECT_EQ(emulator.liveAllocations(), 0u);
 }
 
@@ -277,7 +286,8 @@ TEST_F(PlanExecutorTest, AnOutOfBoundsWriteNamesTheKernelAndItsLine) {
   EXPECT_NE(text.find("kernel 'oob_write' on cuda:0 wrote out of bounds"), std::string::npos)
       << text;
   EXPECT_NE(text.find("; generated from broken.mdl:7"), std::string::npos) << text;
-  EXPECT_EQ(emulator.liveAllocations(), 0u) << "a failed run frees its buffers";
+  executor->reset();
+  EXPECT_EQ(emulator.liveAllocations(), 0u) << "what a failed run used goes with the executor";
 
   // The executor and the emulator carry on.
   plan.steps.clear();
@@ -310,6 +320,7 @@ TEST_F(PlanExecutorTest, AKernelReadingAnotherGpusMemoryIsCaught) {
   EXPECT_TRUE(kind == cuda::CudaErrorKind::CrossDeviceAccess) << text;
   EXPECT_NE(text.find("kernel 'deref' on cuda:0 read memory of cuda:1"), std::string::npos) << text;
   EXPECT_NE(text.find("generated from pipeline.mdl:25"), std::string::npos) << text;
+  executor->reset();
   EXPECT_EQ(emulator.liveAllocations(), 0u);
 }
 
@@ -398,3 +409,300 @@ TEST(CudaDevicesTest, ModesParseAndTheEmulatorKnowsItsDevices) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Kept device memory, streams and CUDA graphs
+//===----------------------------------------------------------------------===//
+
+/// A backend that counts allocations and frees, and runs on the emulator.
+class CountingBackend final : public cuda::CudaBackend {
+public:
+  explicit CountingBackend(cuda::CudaBackend &inner) : inner(inner) {}
+  llvm::StringRef name() const override { return inner.name(); }
+  int deviceCount() const override { return inner.deviceCount(); }
+  llvm::Error checkDevice(int device) const override { return inner.checkDevice(device); }
+  llvm::Expected<cuda::DeviceAddress> allocate(int device, size_t bytes) override {
+    ++allocations;
+    if (bytes > limit)
+      return cuda::makeCudaError(cuda::CudaErrorKind::OutOfMemory, "out of memory");
+    return inner.allocate(device, bytes);
+  }
+  llvm::Error free(int device, cuda::DeviceAddress address) override {
+    ++frees;
+    return inner.free(device, address);
+  }
+  llvm::Error copyHostToDevice(int device, cuda::DeviceAddress destination, const void *source,
+                               size_t bytes) override {
+    return inner.copyHostToDevice(device, destination, source, bytes);
+  }
+  llvm::Error copyDeviceToHost(int device, void *destination, cuda::DeviceAddress source,
+                               size_t bytes) override {
+    return inner.copyDeviceToHost(device, destination, source, bytes);
+  }
+  llvm::Error copyDeviceToDevice(int device, cuda::DeviceAddress destination,
+                                 cuda::DeviceAddress source, size_t bytes) override {
+    return inner.copyDeviceToDevice(device, destination, source, bytes);
+  }
+  llvm::Error copyPeer(int destinationDevice, cuda::DeviceAddress destination, int sourceDevice,
+                       cuda::DeviceAddress source, size_t bytes) override {
+    return inner.copyPeer(destinationDevice, destination, sourceDevice, source, bytes);
+  }
+  llvm::Expected<cuda::CudaKernel> loadKernel(int device, llvm::StringRef source,
+                                              llvm::StringRef sourceName,
+                                              llvm::StringRef kernel) override {
+    return inner.loadKernel(device, source, sourceName, kernel);
+  }
+  llvm::Expected<cuda::CudaKernel> loadPrebuiltKernel(int device,
+                                                      const cuda::PrebuiltModule &module,
+                                                      llvm::StringRef kernel,
+                                                      cuda::PrebuiltImage *used) override {
+    return inner.loadPrebuiltKernel(device, module, kernel, used);
+  }
+  llvm::Error launch(const cuda::CudaKernel &kernel, cuda::Dim3 grid, cuda::Dim3 block, void **args,
+                     size_t dynamicSharedBytes) override {
+    return inner.launch(kernel, grid, block, args, dynamicSharedBytes);
+  }
+  bool separateAllocations() const override { return separate; }
+
+  cuda::CudaBackend &inner;
+  int allocations = 0, frees = 0;
+  size_t limit = SIZE_MAX;
+  bool separate = true;
+};
+
+class KeptMemoryTest : public PlanExecutorTest {
+protected:
+  KeptMemoryTest() : counting(*backend) {}
+
+  PlanOptions countingOptions() {
+    PlanOptions result = options();
+    result.backends = [this](int device) -> llvm::Expected<cuda::CudaBackend &> {
+      if (llvm::Error error = counting.checkDevice(device))
+        return error;
+      return counting;
+    };
+    return result;
+  }
+
+  /// x -> t -> y: `affine` twice on cuda:0, with t a temporary of width
+  /// `width` (the kernels use its first B * 4 elements).
+  void twoKernels(SizeExpr width = 4) {
+    runtime::Device gpu = runtime::Device::cuda(0);
+    BufferId x = addBatchInput(gpu);
+    BufferId t = addBuffer(gpu, {SizeExpr::symbol("B"), width}, BufferKind::Temporary);
+    BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+    SizeExpr n = SizeExpr::symbol("B") * 4;
+    launch(0, "affine", n, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(t), KernelArg::ofSize(n)});
+    launch(0, "affine", n, {KernelArg::ofBuffer(t), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+  }
+
+  CountingBackend counting;
+};
+
+TEST_F(KeptMemoryTest, SteadyRunsAllocateAndFreeNothing) {
+  twoKernels();
+  for (bool separate : {true, false}) {
+    counting.separate = separate; // the emulator's way, then the driver's arena
+    auto executor = PlanExecutor::compile(plan, countingOptions());
+    ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+    int64_t previousRows = 0;
+    for (int64_t rows : {3, 3, 3, 8, 8, 3}) {
+      int allocationsBefore = counting.allocations, freesBefore = counting.frees;
+      runtime::Tensor input = batch(rows);
+      auto outputs = (*executor)->run({input});
+      ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+      for (int64_t i = 0; i < input.numel(); ++i)
+        ASSERT_FLOAT_EQ((*outputs)[0].values<float>()[i],
+                        2.0f * (2.0f * input.values<float>()[i] + 1.0f) + 1.0f);
+      if (rows == previousRows) {
+        EXPECT_EQ(counting.allocations, allocationsBefore) << "separate: " << separate;
+        EXPECT_EQ(counting.frees, freesBefore) << "separate: " << separate;
+      }
+      previousRows = rows;
+    }
+    int steadyAllocations = counting.allocations, steadyFrees = counting.frees;
+    for (int repeat = 0; repeat < 3; ++repeat)
+      ASSERT_TRUE(bool((*executor)->run({batch(3)})));
+    EXPECT_EQ(counting.allocations, steadyAllocations) << "separate: " << separate;
+    EXPECT_EQ(counting.frees, steadyFrees) << "separate: " << separate;
+    executor->reset();
+    EXPECT_EQ(emulator.liveAllocations(), 0u) << "the executor frees what it kept";
+    counting.allocations = counting.frees = 0;
+  }
+}
+
+TEST_F(KeptMemoryTest, TheArenaSharesBytesBetweenBuffersThatDoNotLiveTogether) {
+  // x -> t1 -> t2 -> t3 -> y: t1 and t3 never live at the same time.
+  runtime::Device gpu = runtime::Device::cuda(0);
+  BufferId x = addBatchInput(gpu);
+  SizeExpr n = SizeExpr::symbol("B") * 4;
+  BufferId previous = x;
+  for (int i = 0; i < 3; ++i) {
+    BufferId t = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Temporary);
+    launch(0, "affine", n,
+           {KernelArg::ofBuffer(previous), KernelArg::ofBuffer(t), KernelArg::ofSize(n)});
+    previous = t;
+  }
+  BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+  launch(0, "affine", n,
+         {KernelArg::ofBuffer(previous), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+  counting.separate = false;
+  auto executor = PlanExecutor::compile(plan, countingOptions());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  runtime::Tensor input = batch(64); // 1 KiB per buffer
+  auto outputs = (*executor)->run({input});
+  ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+  for (int64_t i = 0; i < input.numel(); ++i)
+    ASSERT_FLOAT_EQ((*outputs)[0].values<float>()[i],
+                    15.0f + 16.0f * input.values<float>()[i]); // affine four times
+  // x and y live throughout; of t1..t3 at most two at once: 4 KiB, not 5.
+  EXPECT_EQ((*executor)->lastRun().arenaBytes, 4u * 1024);
+  EXPECT_EQ(counting.allocations, 1);
+}
+
+TEST_F(KeptMemoryTest, AnArenaThatDoesNotFitIsAClearError) {
+  twoKernels(SizeExpr::symbol("B") * 1024);
+  counting.separate = false;
+  counting.limit = size_t(1) << 20;
+  auto executor = PlanExecutor::compile(plan, countingOptions());
+  ASSERT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+  ASSERT_TRUE(bool((*executor)->run({batch(2)}))) << "32 KiB fits";
+  auto outputs = (*executor)->run({batch(600)}); // t alone is 600 * 600 * 4 KiB
+  std::string text = failureText(outputs.takeError());
+  EXPECT_NE(text.find("cuda:0: the plan's 3 buffer(s) need"), std::string::npos) << text;
+  EXPECT_NE(text.find("bytes of device memory for B = 600, more than the device could allocate: "
+                      "out of memory"),
+            std::string::npos)
+      << text;
+  ASSERT_TRUE(bool((*executor)->run({batch(2)}))) << "the executor still runs what fits";
+}
+
+/// The executor against tests/unit/cuda/FakeCudaDriver.cpp, which counts the
+/// driver calls it gets (kernels are compiled by NVRTC and not run).
+class FakeDriverTest : public PlanExecutorTest {
+protected:
+  void SetUp() override {
+    llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get();
+    if (!nvrtc)
+      GTEST_SKIP() << "NVRTC not found: " << llvm::toString(nvrtc.takeError());
+    llvm::Expected<std::unique_ptr<cuda::CudaDriver>> opened =
+        cuda::CudaDriver::open(MODELC_FAKE_CUDA_DRIVER);
+    ASSERT_TRUE(bool(opened)) << llvm::toString(opened.takeError());
+    driver = std::move(*opened);
+    driverBackend = cuda::makeDriverBackend(*driver, cuda::KernelCache::global());
+    void *library = dlopen(MODELC_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(library, nullptr);
+    calls = reinterpret_cast<int (*)(const char *)>(dlsym(library, "modelc_fake_cuda_calls"));
+    resetCalls = reinterpret_cast<void (*)()>(dlsym(library, "modelc_fake_cuda_reset_calls"));
+    ASSERT_TRUE(calls && resetCalls);
+
+    runtime::Device gpu = runtime::Device::cuda(0);
+    BufferId x = addBatchInput(gpu);
+    BufferId t = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Temporary);
+    BufferId y = addBuffer(gpu, {SizeExpr::symbol("B"), 4}, BufferKind::Output);
+    SizeExpr n = SizeExpr::symbol("B") * 4;
+    launch(0, "affine", n, {KernelArg::ofBuffer(x), KernelArg::ofBuffer(t), KernelArg::ofSize(n)});
+    launch(0, "affine", n, {KernelArg::ofBuffer(t), KernelArg::ofBuffer(y), KernelArg::ofSize(n)});
+    plan.devices.pop_back(); // one GPU
+    // NVRTC has no implicit <stdint.h>.
+    plan.devices[0].source = std::string("#include <stdint.h>\n") + kDevice0Source;
+  }
+
+  std::unique_ptr<PlanExecutor> compileOnDriver() {
+    PlanOptions result = options();
+    result.backends = [this](int device) -> llvm::Expected<cuda::CudaBackend &> {
+      if (llvm::Error error = driverBackend->checkDevice(device))
+        return error;
+      return *driverBackend;
+    };
+    auto executor = PlanExecutor::compile(plan, result);
+    EXPECT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+    return executor ? std::move(*executor) : nullptr;
+  }
+
+  /// The driver calls one run makes.
+  std::map<std::string, int> callsOf(PlanExecutor &executor, int64_t rows) {
+    resetCalls();
+    auto outputs = executor.run({batch(rows)});
+    EXPECT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+    std::map<std::string, int> made;
+    for (const char *name :
+         {"cuMemAlloc", "cuMemFree", "cuLaunchKernel", "cuStreamBeginCapture", "cuStreamEndCapture",
+          "cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecDestroy", "cuGraphDestroy",
+          "cuStreamSynchronize", "cuCtxSynchronize", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync"})
+      if (int count = calls(name))
+        made[name] = count;
+    return made;
+  }
+
+  std::unique_ptr<cuda::CudaDriver> driver;
+  std::unique_ptr<cuda::CudaBackend> driverBackend;
+  int (*calls)(const char *) = nullptr;
+  void (*resetCalls)() = nullptr;
+};
+
+TEST_F(FakeDriverTest, CapturesAGraphOnceAndReplaysItUntilTheShapesChange) {
+  std::unique_ptr<PlanExecutor> executor = compileOnDriver();
+  ASSERT_TRUE(executor);
+  using Calls = std::map<std::string, int>;
+  // First run: one arena, the two kernels captured (not run), one replay,
+  // the host waits once.
+  EXPECT_EQ(callsOf(*executor, 3), (Calls{{"cuMemAlloc", 1},
+                                          {"cuMemcpyHtoDAsync", 1},
+                                          {"cuStreamBeginCapture", 1},
+                                          {"cuLaunchKernel", 2},
+                                          {"cuStreamEndCapture", 1},
+                                          {"cuGraphInstantiate", 1},
+                                          {"cuGraphLaunch", 1},
+                                          {"cuMemcpyDtoHAsync", 1},
+                                          {"cuStreamSynchronize", 1}}));
+  EXPECT_TRUE(executor->lastRun().graphCaptured);
+  // The same shapes: only the copies and one graph launch.
+  Calls steady{{"cuMemcpyHtoDAsync", 1},
+               {"cuGraphLaunch", 1},
+               {"cuMemcpyDtoHAsync", 1},
+               {"cuStreamSynchronize", 1}};
+  EXPECT_EQ(callsOf(*executor, 3), steady);
+  EXPECT_EQ(callsOf(*executor, 3), steady);
+  EXPECT_TRUE(executor->lastRun().graphReplayed);
+  // More rows: a bigger arena, the old graph destroyed, a new capture.
+  EXPECT_EQ(callsOf(*executor, 40), (Calls{{"cuMemFree", 1},
+                                           {"cuMemAlloc", 1},
+                                           {"cuGraphExecDestroy", 1},
+                                           {"cuGraphDestroy", 1},
+                                           {"cuMemcpyHtoDAsync", 1},
+                                           {"cuStreamBeginCapture", 1},
+                                           {"cuLaunchKernel", 2},
+                                           {"cuStreamEndCapture", 1},
+                                           {"cuGraphInstantiate", 1},
+                                           {"cuGraphLaunch", 1},
+                                           {"cuMemcpyDtoHAsync", 1},
+                                           {"cuStreamSynchronize", 1}}));
+  // Fewer rows fit the arena, but the kernels' sizes changed: recaptured.
+  Calls fewer = callsOf(*executor, 3);
+  EXPECT_EQ(fewer.count("cuMemAlloc"), 0u);
+  EXPECT_EQ(fewer["cuStreamBeginCapture"], 1);
+  EXPECT_EQ(fewer["cuGraphExecDestroy"], 1);
+  EXPECT_EQ(callsOf(*executor, 3), steady);
+  executor.reset();
+  resetCalls();
+}
+
+TEST_F(FakeDriverTest, AGraphThatCannotBeCapturedFallsBackToTheStream) {
+  setenv("MODELC_FAKE_CUDA_CAPTURE_RESULT", "900", 1);
+  std::unique_ptr<PlanExecutor> executor = compileOnDriver();
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> first = callsOf(*executor, 3);
+  EXPECT_EQ(first["cuStreamBeginCapture"], 1);
+  EXPECT_EQ(first["cuLaunchKernel"], 2) << "the kernels run on the stream instead";
+  EXPECT_EQ(first.count("cuGraphLaunch"), 0u);
+  EXPECT_NE(executor->lastRun().graphFallback.find(
+                "capturing a CUDA graph failed: cuda:0: cuStreamBeginCapture failed"),
+            std::string::npos)
+      << executor->lastRun().graphFallback;
+  std::map<std::string, int> second = callsOf(*executor, 3);
+  EXPECT_EQ(second.count("cuStreamBeginCapture"), 0u) << "not tried again";
+  EXPECT_EQ(second["cuLaunchKernel"], 2);
+  EXPECT_EQ(second.count("cuMemAlloc"), 0u);
+  unsetenv("MODELC_FAKE_CUDA_CAPTURE_RESULT");
+}
