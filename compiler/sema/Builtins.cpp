@@ -673,7 +673,7 @@ Value BuiltinCall::concat(bool stack) {
   std::vector<Value> items;
   for (const ast::ExprPtr &e : list->elements) {
     const ExprInfo *info = c.program_.typeOf(e.get());
-    Value v{info ? info->type : Type::error(), info ? info->origin : DeviceOrigin(), e.get()};
+    Value v{info ? info->type : Type::error(), info ? info->origin : DeviceOrigin(), e.get(), {}};
     if (!v.type.isTensor()) {
       c.diags_.report(DiagId::ExpectedTensor, e->range, spec.name, c.typeStr(v));
       return failed();
