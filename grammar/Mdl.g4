@@ -38,8 +38,9 @@ device     : CPU | CUDA ':' INT_LIT | IDENT ;
 // ---------------------------------------------------------- statements ---
 block      : '{' (stmt ';'?)* '}' ;
 stmt
-  : LET IDENT (':' type)? '=' expr        # letStmt
-  | LET '(' IDENT (',' IDENT)* ','? ')' '=' expr  # letTupleStmt  // `let (logits, loss) = ...`
+  // `let x = ...`, `let x: type = ...`, or `let (logits, loss) = ...`
+  // (one alternative, so a bad name after `let` is reported there).
+  : LET (IDENT (':' type)? | '(' IDENT (',' IDENT)* ','? ')') '=' expr  # letStmt
   | RETURN (expr (',' expr)*)?             # returnStmt  // `return a, b` returns a tuple
   | FOR IDENT IDENT expr block             # forStmt   // `for x in xs`; `in` is contextual
   | IDENT '=' expr                         # assignStmt

@@ -532,7 +532,15 @@ private:
     switch (node.kind) {
     case NodeKind::LetStmt: {
       auto &let = *node.as<Mdl::LetStmtContext>();
-      auto name = ident(let.IDENT());
+      bool isTuple = llvm::any_of(let.children, [&](ParseTree *child) {
+        antlr4::Token *token = tokenOf(child);
+        return token && text(token) == "(";
+      });
+      if (isTuple)
+        return buildLetTuple(let);
+      if (let.IDENT().size() != 1)
+        return nullptr;
+      auto name = ident(let.IDENT(0));
       if (!name || !let.expr())
         return nullptr;
       auto stmt = std::make_unique<LetStmt>(range(&let), std::move(*name));
@@ -540,28 +548,6 @@ private:
         return nullptr;
       if (!(stmt->value = buildTopExpr(let.expr())))
         return nullptr;
-      return stmt;
-    }
-    case NodeKind::LetTupleStmt: {
-      auto &let = *node.as<Mdl::LetTupleStmtContext>();
-      auto stmt = std::make_unique<LetTupleStmt>(range(&let));
-      antlr4::Token *open = nullptr, *close = nullptr;
-      for (ParseTree *child : let.children)
-        if (antlr4::Token *token = tokenOf(child)) {
-          if (text(token) == "(")
-            open = token;
-          else if (text(token) == ")")
-            close = token;
-        }
-      for (TerminalNode *name : let.IDENT()) {
-        std::optional<Ident> built = present(name) ? ident(name->getSymbol()) : std::nullopt;
-        if (!built)
-          return nullptr;
-        stmt->names.push_back(std::move(*built));
-      }
-      if (!open || !close || !let.expr() || !(stmt->value = buildTopExpr(let.expr())))
-        return nullptr;
-      stmt->namesRange = Range::join(range(open), range(close));
       return stmt;
     }
     case NodeKind::ReturnStmt: {
@@ -609,6 +595,29 @@ private:
     default:
       return nullptr;
     }
+  }
+
+  /// `let (a, b) = value`.
+  StmtPtr buildLetTuple(Mdl::LetStmtContext &let) {
+    auto stmt = std::make_unique<LetTupleStmt>(range(&let));
+    antlr4::Token *open = nullptr, *close = nullptr;
+    for (ParseTree *child : let.children)
+      if (antlr4::Token *token = tokenOf(child)) {
+        if (text(token) == "(")
+          open = token;
+        else if (text(token) == ")")
+          close = token;
+      }
+    for (TerminalNode *name : let.IDENT()) {
+      std::optional<Ident> built = present(name) ? ident(name->getSymbol()) : std::nullopt;
+      if (!built)
+        return nullptr;
+      stmt->names.push_back(std::move(*built));
+    }
+    if (!open || !close || !let.expr() || !(stmt->value = buildTopExpr(let.expr())))
+      return nullptr;
+    stmt->namesRange = Range::join(range(open), range(close));
+    return stmt;
   }
 
   StmtPtr buildFor(Mdl::ForStmtContext &ctx) {
