@@ -174,7 +174,9 @@ int main(int argc, char **argv) {
   }
   runtime::Tensor in = input->contiguous();
   descriptors.push_back(descriptorWords(in.data(), in.shape()));
-  runtime::Tensor output = runtime::Tensor::zeros(sig->resultDType, sig->resultShape);
+  if (sig->results.size() != 1)
+    fail("modelc-bench times entry fns with one result");
+  runtime::Tensor output = runtime::Tensor::zeros(sig->results[0].dtype, sig->results[0].shape);
   descriptors.push_back(descriptorWords(output.mutableData(), output.shape()));
   std::vector<void *> pointers, packed;
   for (std::vector<int64_t> &d : descriptors)

@@ -19,9 +19,11 @@ valueParam : IDENT ':' scalarType ('=' expr)? ;
 member
   : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
   | IDENT '=' expr                                 # submodelMember
-  | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' type)? block  # fnMember
+  | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
   ;
 fnParam    : IDENT ':' type ;
+// One result, or several as a tuple: `-> (f32[B, 5] @ D, f32[] @ D)`.
+resultType : type | '(' type (',' type)* ','? ')' ;
 
 // --------------------------------------------------------------- types ---
 type       : tensorType | scalarType ;
@@ -36,8 +38,10 @@ device     : CPU | CUDA ':' INT_LIT | IDENT ;
 // ---------------------------------------------------------- statements ---
 block      : '{' (stmt ';'?)* '}' ;
 stmt
-  : LET IDENT (':' type)? '=' expr        # letStmt
-  | RETURN expr?                           # returnStmt
+  // `let x = ...`, `let x: type = ...`, or `let (logits, loss) = ...`
+  // (one alternative, so a bad name after `let` is reported there).
+  : LET (IDENT (':' type)? | '(' IDENT (',' IDENT)* ','? ')') '=' expr  # letStmt
+  | RETURN (expr (',' expr)*)?             # returnStmt  // `return a, b` returns a tuple
   | FOR IDENT IDENT expr block             # forStmt   // `for x in xs`; `in` is contextual
   | IDENT '=' expr                         # assignStmt
   | expr                                   # exprStmt
@@ -72,7 +76,7 @@ primary
   | CUDA ':' INT_LIT                                   # cudaPrimary
   | dtype                                              # dtypePrimary
   | '[' (expr (',' expr)* ','?)? ']'                   # listPrimary
-  | '(' expr ')'                                       # parenPrimary
+  | '(' expr (',' expr)* ','? ')'                      # parenPrimary  // with a comma: a tuple
   ;
 args       : arg (',' arg)* ','? ;
 arg        : (IDENT ':')? expr ;

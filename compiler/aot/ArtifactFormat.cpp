@@ -86,13 +86,15 @@ json::Value tensorSpecToJson(const TensorSpec &spec) {
 json::Value signatureToJson(const Artifact &artifact) {
   json::Array fns;
   for (const EntryFn &fn : artifact.fns) {
-    json::Array params;
+    json::Array params, results;
     for (const TensorSpec &p : fn.params)
       params.push_back(tensorSpecToJson(p));
+    for (const TensorSpec &r : fn.results)
+      results.push_back(tensorSpecToJson(r));
     fns.push_back(json::Object{{"name", fn.name},
                                {"symbol", fn.symbol},
                                {"params", std::move(params)},
-                               {"result", tensorSpecToJson(fn.result)}});
+                               {"results", std::move(results)}});
   }
   return json::Object{{"fns", std::move(fns)}};
 }
@@ -346,12 +348,14 @@ llvm::Error readSignature(llvm::StringRef text, llvm::StringRef file, Artifact &
     llvm::Expected<std::string> name = r.string(**o, "name");
     llvm::Expected<std::string> symbol = r.string(**o, "symbol");
     llvm::Expected<const json::Array *> params = r.array(**o, "params");
-    const json::Value *result = (*o)->get("result");
-    if (llvm::Error err = llvm::joinErrors(llvm::joinErrors(name.takeError(), symbol.takeError()),
-                                           params.takeError()))
+    llvm::Expected<const json::Array *> results = r.array(**o, "results");
+    if (llvm::Error err = llvm::joinErrors(
+            llvm::joinErrors(llvm::joinErrors(name.takeError(), symbol.takeError()),
+                             params.takeError()),
+            results.takeError()))
       return err;
-    if (!result)
-      return r.malformed("fn '" + *name + "' has no 'result'");
+    if ((*results)->empty())
+      return r.malformed("fn '" + *name + "' has no results");
     fn.name = std::move(*name);
     fn.symbol = std::move(*symbol);
     for (const json::Value &p : **params) {
@@ -360,10 +364,12 @@ llvm::Error readSignature(llvm::StringRef text, llvm::StringRef file, Artifact &
         return spec.takeError();
       fn.params.push_back(std::move(*spec));
     }
-    llvm::Expected<TensorSpec> spec = r.tensorSpec(*result, /*named=*/false);
-    if (!spec)
-      return spec.takeError();
-    fn.result = std::move(*spec);
+    for (const json::Value &result : **results) {
+      llvm::Expected<TensorSpec> spec = r.tensorSpec(result, /*named=*/false);
+      if (!spec)
+        return spec.takeError();
+      fn.results.push_back(std::move(*spec));
+    }
     out.fns.push_back(std::move(fn));
   }
   return llvm::Error::success();

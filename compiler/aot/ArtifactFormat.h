@@ -51,7 +51,7 @@ namespace modelc::aot {
 /// The format version this modelc reads and writes. Bumped whenever the
 /// layout, a section's schema or the calling convention between compiled code
 /// and the runtime changes; a reader accepts exactly its own version.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kSectionEntrySize = 32;
 inline constexpr size_t kSectionNameSize = 16;
@@ -132,7 +132,9 @@ struct EntryFn {
   std::string name;   ///< `forward`
   std::string symbol; ///< the packed entry point in the object code
   std::vector<TensorSpec> params;
-  TensorSpec result;
+  /// One per result, in order (`-> (f32[B, 5] @ cpu, f32[] @ cpu)` has two);
+  /// the compiled code takes one output buffer per result.
+  std::vector<TensorSpec> results;
 };
 
 /// What the object code was compiled for.

@@ -237,7 +237,7 @@ llvm::Expected<runtime::LoadedWeights> LoadedArtifact::embeddedWeights() const {
   return bindWeights(*file);
 }
 
-llvm::Expected<runtime::Shape>
+llvm::Expected<std::vector<runtime::Shape>>
 LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tensor> inputs,
                             llvm::ArrayRef<std::string> labels) const {
   const EntryFn *fn = findFn(fnName);
@@ -341,16 +341,20 @@ LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tens
       !runtime::checkCompoundDims(wants, haves, bindings, report))
     return std::move(*problem);
   const llvm::StringMap<int64_t> &bound = bindings.symbols;
-  runtime::Shape result;
-  for (const SymbolicDim &d : fn->result.shape) {
-    std::optional<int64_t> k = d.evaluate(bound);
-    if (!k || *k < 0)
-      return loadError(ArtifactErrorKind::Malformed, name(),
-                       "the inputs do not determine dim `" + d.str() + "` of the result of `" +
-                           fn->name + "`");
-    result.push_back(*k);
+  std::vector<runtime::Shape> results;
+  for (const TensorSpec &spec : fn->results) {
+    runtime::Shape result;
+    for (const SymbolicDim &d : spec.shape) {
+      std::optional<int64_t> k = d.evaluate(bound);
+      if (!k || *k < 0)
+        return loadError(ArtifactErrorKind::Malformed, name(),
+                         "the inputs do not determine dim `" + d.str() + "` of a result of `" +
+                             fn->name + "`");
+      result.push_back(*k);
+    }
+    results.push_back(std::move(result));
   }
-  return result;
+  return results;
 }
 
 llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
@@ -358,14 +362,37 @@ llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
                                                      llvm::ArrayRef<runtime::Tensor> inputs,
                                                      llvm::ArrayRef<std::string> labels,
                                                      cudaexec::Residency residency) const {
-  llvm::Expected<runtime::Shape> resultShape = checkInputs(fnName, inputs, labels);
-  if (!resultShape)
-    return resultShape.takeError();
-  const EntryFn &fn = *findFn(fnName);
-  if (plan_)
-    return callPlan(weights, inputs, residency);
+  if (const EntryFn *fn = findFn(fnName); fn && fn->results.size() != 1)
+    return loadError(ArtifactErrorKind::Unsupported, name(),
+                     "`" + fnName + "` returns " + llvm::Twine(fn->results.size()) +
+                         " results; take them all (callResults)");
+  llvm::Expected<std::vector<runtime::Tensor>> results =
+      callResults(fnName, weights, inputs, labels, residency);
+  if (!results)
+    return results.takeError();
+  return std::move(results->front());
+}
 
-  // Arguments: state in layout order, inputs, then the output buffer.
+llvm::Expected<std::vector<runtime::Tensor>>
+LoadedArtifact::callResults(llvm::StringRef fnName, const runtime::LoadedWeights &weights,
+                            llvm::ArrayRef<runtime::Tensor> inputs,
+                            llvm::ArrayRef<std::string> labels,
+                            cudaexec::Residency residency) const {
+  llvm::Expected<std::vector<runtime::Shape>> resultShapes = checkInputs(fnName, inputs, labels);
+  if (!resultShapes)
+    return resultShapes.takeError();
+  const EntryFn &fn = *findFn(fnName);
+  if (plan_) {
+    llvm::Expected<std::vector<runtime::Tensor>> outputs = callPlan(weights, inputs, residency);
+    if (outputs && outputs->size() != fn.results.size())
+      return loadError(ArtifactErrorKind::Malformed, name(),
+                       "malformed: the plan returns " + llvm::Twine(outputs->size()) +
+                           " results, the signature " + llvm::Twine(fn.results.size()));
+    return outputs;
+  }
+
+  // Arguments: state in layout order, inputs, then one output buffer per
+  // result.
   std::vector<Descriptor> descriptors;
   std::vector<runtime::Tensor> keepAlive;
   auto pass = [&](const runtime::Tensor &t) {
@@ -383,14 +410,17 @@ llvm::Expected<runtime::Tensor> LoadedArtifact::call(llvm::StringRef fnName,
   }
   for (const runtime::Tensor &in : inputs)
     pass(in);
-  runtime::Tensor output = runtime::Tensor::zeros(fn.result.dtype, *resultShape);
-  descriptors.emplace_back(output.mutableData(), output.shape());
+  std::vector<runtime::Tensor> outputs;
+  for (const auto &[spec, shape] : llvm::zip_equal(fn.results, *resultShapes)) {
+    outputs.push_back(runtime::Tensor::zeros(spec.dtype, shape));
+    descriptors.emplace_back(outputs.back().mutableData(), outputs.back().shape());
+  }
 
   llvm::SmallVector<void *> arguments;
   for (Descriptor &d : descriptors)
     arguments.push_back(d.words.data());
   linked_->call(fn.name, arguments);
-  return output;
+  return outputs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -490,9 +520,10 @@ std::optional<cuda::PrebuiltImage> LoadedArtifact::kernelImage(int device) const
   return plan_ ? plan_->executor->prebuiltImage(device) : std::nullopt;
 }
 
-llvm::Expected<runtime::Tensor> LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
-                                                         llvm::ArrayRef<runtime::Tensor> inputs,
-                                                         cudaexec::Residency residency) const {
+llvm::Expected<std::vector<runtime::Tensor>>
+LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
+                         llvm::ArrayRef<runtime::Tensor> inputs,
+                         cudaexec::Residency residency) const {
   cudaexec::PlanExecutor &executor = *plan_->executor;
   const cudagen::DevicePlan &plan = executor.plan();
   std::vector<runtime::Tensor> state;
@@ -516,9 +547,5 @@ llvm::Expected<runtime::Tensor> LoadedArtifact::callPlan(const runtime::LoadedWe
   llvm::Expected<std::vector<runtime::Tensor>> outputs = executor.run(inputs, residency);
   if (!outputs)
     return outputs.takeError();
-  if (outputs->size() != 1)
-    return loadError(ArtifactErrorKind::Malformed, name(),
-                     "malformed: the plan returns " + llvm::Twine(outputs->size()) +
-                         " results, not 1");
-  return std::move(outputs->front());
+  return std::move(*outputs);
 }

@@ -110,11 +110,11 @@ public:
   llvm::Expected<runtime::LoadedWeights> embeddedWeights() const;
 
   /// Checks `inputs` against fn `fnName` (InputMismatchError) and returns
-  /// the result's shape. `labels`, when given, name the inputs in messages
-  /// (`x.npy`); otherwise they are named by position.
-  llvm::Expected<runtime::Shape> checkInputs(llvm::StringRef fnName,
-                                             llvm::ArrayRef<runtime::Tensor> inputs,
-                                             llvm::ArrayRef<std::string> labels = {}) const;
+  /// the shape of each result. `labels`, when given, name the inputs in
+  /// messages (`x.npy`); otherwise they are named by position.
+  llvm::Expected<std::vector<runtime::Shape>>
+  checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tensor> inputs,
+              llvm::ArrayRef<std::string> labels = {}) const;
 
   /// Checks the inputs, then runs fn `fnName` with `weights` (bound by
   /// bindWeights or embeddedWeights of this artifact). Inputs may have any
@@ -124,7 +124,13 @@ public:
   /// device memory, used in place; a result on a GPU stays there), the
   /// weights are copied to their GPUs on
   /// the first call with them, and calls are serialised (one plan runs at a
-  /// time).
+  /// time). Returns one tensor per result of the fn, in order.
+  llvm::Expected<std::vector<runtime::Tensor>>
+  callResults(llvm::StringRef fnName, const runtime::LoadedWeights &weights,
+              llvm::ArrayRef<runtime::Tensor> inputs, llvm::ArrayRef<std::string> labels = {},
+              cudaexec::Residency residency = cudaexec::Residency::HostBytes) const;
+  /// callResults for a fn with one result: that tensor (an error when the
+  /// fn has several).
   llvm::Expected<runtime::Tensor>
   call(llvm::StringRef fnName, const runtime::LoadedWeights &weights,
        llvm::ArrayRef<runtime::Tensor> inputs, llvm::ArrayRef<std::string> labels = {},
@@ -143,9 +149,9 @@ private:
              const llvm::StringMap<std::string> &entries);
   LoadedArtifact();
   llvm::Error loadPlan(const LoadOptions &options);
-  llvm::Expected<runtime::Tensor> callPlan(const runtime::LoadedWeights &weights,
-                                           llvm::ArrayRef<runtime::Tensor> inputs,
-                                           cudaexec::Residency residency) const;
+  llvm::Expected<std::vector<runtime::Tensor>> callPlan(const runtime::LoadedWeights &weights,
+                                                        llvm::ArrayRef<runtime::Tensor> inputs,
+                                                        cudaexec::Residency residency) const;
 
   std::shared_ptr<llvm::MemoryBuffer> file_;
   Artifact contents_;

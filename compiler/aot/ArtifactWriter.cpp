@@ -78,17 +78,22 @@ llvm::Expected<EntryFn> entrySignature(const sema::FnInfo &fn) {
         symbols.insert(*s);
     entry.params.push_back(std::move(*spec));
   }
-  llvm::Expected<TensorSpec> result = tensorSpec(fn.result, "");
-  if (!result)
-    return result.takeError();
-  // The loader sizes the result from the inputs: each symbol must be bound.
-  for (const SymbolicDim &d : result->shape)
-    for (const DimTerm &t : d.terms)
-      for (const std::string &s : t.symbols)
-        if (!symbols.contains(s))
-          return buildError("the result dim `" + d.str() + "` of `" + fn.name +
-                            "` is not determined by its inputs");
-  entry.result = std::move(*result);
+  std::vector<sema::Type> results = fn.result.kind() == sema::Type::Kind::Tuple
+                                        ? *fn.result.elements
+                                        : std::vector<sema::Type>{fn.result};
+  for (const sema::Type &type : results) {
+    llvm::Expected<TensorSpec> result = tensorSpec(type, "");
+    if (!result)
+      return result.takeError();
+    // The loader sizes each result from the inputs: each symbol must be bound.
+    for (const SymbolicDim &d : result->shape)
+      for (const DimTerm &t : d.terms)
+        for (const std::string &s : t.symbols)
+          if (!symbols.contains(s))
+            return buildError("the result dim `" + d.str() + "` of `" + fn.name +
+                              "` is not determined by its inputs");
+    entry.results.push_back(std::move(*result));
+  }
   return entry;
 }
 

@@ -39,8 +39,16 @@ EntryPoint fromEntryFn(const aot::EntryFn &fn) {
     entry.params.push_back({p.name, fromSpec(p)});
     params.push_back(p.name + ": " + p.declared);
   }
-  entry.result = fromSpec(fn.result);
-  entry.signature = "fn " + fn.name + "(" + llvm::join(params, ", ") + ") -> " + fn.result.declared;
+  std::vector<std::string> declared;
+  for (const aot::TensorSpec &r : fn.results) {
+    entry.results.push_back(fromSpec(r));
+    declared.push_back(r.declared);
+  }
+  std::string resultText =
+      declared.size() == 1 ? declared.front() : "(" + llvm::join(declared, ", ") + ")";
+  entry.result = entry.results.front();
+  entry.result.text = resultText;
+  entry.signature = "fn " + fn.name + "(" + llvm::join(params, ", ") + ") -> " + resultText;
   return entry;
 }
 
@@ -148,22 +156,26 @@ Result<Function> compileArtifactFn(const Model::Impl &model, const std::string &
   return Function(std::move(function));
 }
 
-Result<Tensor> callArtifactFn(const Function::Impl &function, const std::vector<Tensor> &inputs) {
+Result<std::vector<Tensor>> callArtifactFn(const Function::Impl &function,
+                                           const std::vector<Tensor> &inputs) {
   std::vector<runtime::Tensor> tensors;
   std::vector<std::string> labels;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].isNull())
-      return Result<Tensor>::failure(
+      return Result<std::vector<Tensor>>::failure(
           Diagnostic::error("input " + std::to_string(i + 1) + " is a null tensor"));
     tensors.push_back(inputs[i].impl()->tensor);
     labels.push_back("input " + std::to_string(i + 1));
   }
-  llvm::Expected<runtime::Tensor> output =
-      function.artifact->call(function.signature.name, *function.artifactWeights, tensors, labels,
-                              cudaexec::Residency::OnDevice);
-  if (!output)
-    return Result<Tensor>::failure(artifactDiagnostic(output.takeError()));
-  return wrapTensor(std::move(*output));
+  llvm::Expected<std::vector<runtime::Tensor>> outputs =
+      function.artifact->callResults(function.signature.name, *function.artifactWeights, tensors,
+                                     labels, cudaexec::Residency::OnDevice);
+  if (!outputs)
+    return Result<std::vector<Tensor>>::failure(artifactDiagnostic(outputs.takeError()));
+  std::vector<Tensor> wrapped;
+  for (runtime::Tensor &output : *outputs)
+    wrapped.push_back(wrapTensor(std::move(output)));
+  return wrapped;
 }
 
 } // namespace modelc::api

@@ -68,7 +68,8 @@ std::vector<EntryPoint> artifactEntryPoints(const Model::Impl &model);
 std::vector<StateEntry> artifactState(const Model::Impl &model);
 Status bindArtifactWeights(Model::Impl &model, const runtime::SafeTensorsFile &file);
 Result<Function> compileArtifactFn(const Model::Impl &model, const std::string &fn);
-Result<Tensor> callArtifactFn(const Function::Impl &function, const std::vector<Tensor> &inputs);
+Result<std::vector<Tensor>> callArtifactFn(const Function::Impl &function,
+                                           const std::vector<Tensor> &inputs);
 
 /// The diagnostics `engine` holds, resolved against `program`'s sources
 /// (under its mutex), in source order; the engine is left empty.

@@ -50,7 +50,16 @@ EntryPoint fromInternal(const sema::FnInfo &fn) {
     entry.params.push_back({p.name, fromInternal(p.type)});
     params.push_back(p.name + ": " + p.type.str());
   }
-  entry.result = fromInternal(fn.result);
+  if (fn.result.kind() == sema::Type::Kind::Tuple) {
+    for (const sema::Type &element : *fn.result.elements)
+      entry.results.push_back(fromInternal(element));
+    entry.result = entry.results.front();
+    entry.result.text = fn.result.str();
+  } else {
+    entry.result = fromInternal(fn.result);
+    if (fn.result.kind() != sema::Type::Kind::Void)
+      entry.results.push_back(entry.result);
+  }
   entry.signature = "fn " + fn.name + "(" + llvm::join(params, ", ") + ")";
   if (fn.result.kind() != sema::Type::Kind::Void)
     entry.signature += " -> " + fn.result.str();
@@ -334,6 +343,17 @@ Function::Function(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 const EntryPoint &Function::signature() const { return impl_->signature; }
 
 Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
+  if (impl_->signature.results.size() > 1)
+    return fail<Tensor>("`" + impl_->signature.name + "` returns " +
+                        std::to_string(impl_->signature.results.size()) +
+                        " results; take them all with callResults()");
+  Result<std::vector<Tensor>> outputs = callResults(inputs);
+  if (!outputs)
+    return Result<Tensor>::failure(outputs.diagnostics());
+  return std::move(outputs->front());
+}
+
+Result<std::vector<Tensor>> Function::callResults(const std::vector<Tensor> &inputs) const {
 #if MODELC_HAVE_AOT
   if (impl_->artifact)
     return callArtifactFn(*impl_, inputs);
@@ -343,8 +363,9 @@ Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string label = i < params.size() ? "`" + params[i].name + "`" : "an extra input";
     if (inputs[i].isNull())
-      return fail<Tensor>("input " + std::to_string(i + 1) + " of `" + impl_->signature.name +
-                          "` (" + label + ") is a null tensor");
+      return fail<std::vector<Tensor>>("input " + std::to_string(i + 1) + " of `" +
+                                       impl_->signature.name + "` (" + label +
+                                       ") is a null tensor");
     const runtime::Tensor &t = inputs[i].impl()->tensor;
     entryInputs.push_back({t, t.device(), "the tensor given for " + label});
   }
@@ -352,14 +373,17 @@ Result<Tensor> Function::call(const std::vector<Tensor> &inputs) const {
   DiagnosticEngine diags(program.compilation->sourceMgr());
   // Cuda tensors hold device memory: the plan uses them in place and leaves
   // a result on a GPU there.
-  llvm::Expected<std::optional<runtime::Tensor>> output =
-      impl_->cuda ? impl_->cuda->call(entryInputs, diags, cudaexec::Residency::OnDevice)
-                  : impl_->compiled->call(entryInputs, diags);
-  if (!output)
-    return Result<Tensor>::failure(errorDiagnostic(output.takeError()));
-  if (!*output)
-    return Result<Tensor>::failure(takeDiagnostics(diags, program));
-  return wrapTensor(std::move(**output));
+  llvm::Expected<std::optional<exec::Results>> outputs =
+      impl_->cuda ? impl_->cuda->callResults(entryInputs, diags, cudaexec::Residency::OnDevice)
+                  : impl_->compiled->callResults(entryInputs, diags);
+  if (!outputs)
+    return Result<std::vector<Tensor>>::failure(errorDiagnostic(outputs.takeError()));
+  if (!*outputs)
+    return Result<std::vector<Tensor>>::failure(takeDiagnostics(diags, program));
+  std::vector<Tensor> wrapped;
+  for (runtime::Tensor &output : **outputs)
+    wrapped.push_back(wrapTensor(std::move(output)));
+  return wrapped;
 }
 
 #if !MODELC_HAVE_AOT

@@ -245,6 +245,14 @@ private:
   }
 
   void dumpType(const TypeExpr &type) {
+    if (type.kind == TypeExpr::Kind::Tuple) {
+      line() << "TupleType";
+      end(type.range);
+      Nested nested(*this);
+      for (const std::unique_ptr<TypeExpr> &element : type.elements)
+        dumpType(*element);
+      return;
+    }
     line() << "Type ";
     if (type.kind == TypeExpr::Kind::Scalar) {
       os_ << scalarKindName(type.scalar);
@@ -268,6 +276,14 @@ private:
       Nested nested(*this);
       if (let->type)
         dumpType(*let->type);
+      if (let->value)
+        dumpExpr(*let->value);
+    } else if (const auto *let = llvm::dyn_cast<LetTupleStmt>(&stmt)) {
+      line() << "LetTuple";
+      for (const Ident &name : let->names)
+        os_ << ' ' << name.name;
+      end(let->range);
+      Nested nested(*this);
       if (let->value)
         dumpExpr(*let->value);
     } else if (const auto *ret = llvm::dyn_cast<ReturnStmt>(&stmt)) {
@@ -357,11 +373,13 @@ private:
       line() << "Name " << llvm::cast<NameExpr>(expr).name;
       end(expr.range);
       return;
-    case Expr::Kind::List: {
-      line() << "List";
+    case Expr::Kind::List:
+    case Expr::Kind::Tuple: {
+      const auto *list = llvm::dyn_cast<ListExpr>(&expr);
+      line() << (list ? "List" : "Tuple");
       end(expr.range);
       Nested nested(*this);
-      for (const ExprPtr &element : llvm::cast<ListExpr>(expr).elements)
+      for (const ExprPtr &element : list ? list->elements : llvm::cast<TupleExpr>(expr).elements)
         dumpExpr(*element);
       return;
     }

@@ -75,14 +75,16 @@ struct DimExpr {
 };
 
 /// A type as written: `f32[B, 784] @ cuda:0`, `f32[10]` (device left to the
-/// model), or a scalar type `int`.
+/// model), a scalar type `int`, or (as a fn result only) a tuple of two or
+/// more types `(f32[B, 5] @ D, f32[] @ D)`.
 struct TypeExpr {
-  enum class Kind : uint8_t { Tensor, Scalar };
+  enum class Kind : uint8_t { Tensor, Scalar, Tuple };
   Kind kind = Kind::Tensor;
   DType dtype = DType::F32;                 // Tensor
   std::vector<std::unique_ptr<DimExpr>> dims; // Tensor
   std::optional<DeviceExpr> device;         // Tensor; absent = model's device
   ScalarKind scalar = ScalarKind::Int;      // Scalar
+  std::vector<std::unique_ptr<TypeExpr>> elements; // Tuple
   Range range;
 };
 
@@ -94,7 +96,7 @@ class Expr {
 public:
   enum class Kind : uint8_t {
     IntLit, FloatLit, BoolLit, StringLit, DeviceLit, DTypeLit,
-    Name, List, Unary, Binary, Call, Member, Index, Instantiate
+    Name, List, Unary, Binary, Call, Member, Index, Instantiate, Tuple
   };
   Expr(Kind kind, Range range) : kind_(kind), range(range) {}
   virtual ~Expr() = default;
@@ -264,13 +266,21 @@ public:
   static bool classof(const Expr *e) { return e->kind() == Kind::Instantiate; }
 };
 
+/// `(a, b)` (or `a, b` after `return`): several results of a fn.
+class TupleExpr : public Expr {
+public:
+  TupleExpr(Range r) : Expr(Kind::Tuple, r) {}
+  std::vector<ExprPtr> elements; // two or more
+  static bool classof(const Expr *e) { return e->kind() == Kind::Tuple; }
+};
+
 //===----------------------------------------------------------------------===//
 // Statements
 //===----------------------------------------------------------------------===//
 
 class Stmt {
 public:
-  enum class Kind : uint8_t { Let, Return, For, Assign, Expr };
+  enum class Kind : uint8_t { Let, LetTuple, Return, For, Assign, Expr };
   Stmt(Kind kind, Range range) : kind_(kind), range(range) {}
   virtual ~Stmt() = default;
   Kind kind() const { return kind_; }
@@ -292,10 +302,21 @@ public:
   static bool classof(const Stmt *s) { return s->kind() == Kind::Let; }
 };
 
+/// `let (logits, loss) = head(x)`: one name per element of a tuple; `_`
+/// binds nothing.
+class LetTupleStmt : public Stmt {
+public:
+  LetTupleStmt(Range r) : Stmt(Kind::LetTuple, r) {}
+  std::vector<Ident> names;
+  Range namesRange; // '(' .. ')'
+  ExprPtr value;
+  static bool classof(const Stmt *s) { return s->kind() == Kind::LetTuple; }
+};
+
 class ReturnStmt : public Stmt {
 public:
   ReturnStmt(Range r) : Stmt(Kind::Return, r) {}
-  ExprPtr value; // may be null
+  ExprPtr value; // may be null; a TupleExpr for `return a, b`
   static bool classof(const Stmt *s) { return s->kind() == Kind::Return; }
 };
 
@@ -372,7 +393,7 @@ struct FnParam {
 struct FnDecl {
   Ident name;
   std::vector<FnParam> params;
-  std::unique_ptr<TypeExpr> result; // may be null (no value returned)
+  std::unique_ptr<TypeExpr> result; // may be null (no value returned); a Tuple for several
   std::vector<StmtPtr> body;
   std::string doc;
   Range range;

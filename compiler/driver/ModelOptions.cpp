@@ -8,6 +8,7 @@
 #include "runtime/Npy.h"
 #include "sema/CheckedProgram.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -133,15 +134,22 @@ readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice
   return inputs;
 }
 
-int writeRunOutput(const runtime::Tensor &output, llvm::StringRef device, llvm::StringRef path,
-                   bool color) {
-  if (!path.empty()) {
-    if (llvm::Error err = runtime::writeNpy(path, output)) {
-      reportDriverError(llvm::toString(std::move(err)), color);
-      return ExitUsageOrIO;
-    }
-    return ExitClean;
-  }
+bool checkOutputCount(llvm::ArrayRef<std::string> paths, size_t resultCount, llvm::StringRef fnName,
+                      bool color) {
+  if (paths.empty() || paths.size() == resultCount)
+    return true;
+  reportDriverError("'" + fnName.str() + "' returns " + std::to_string(resultCount) +
+                        (resultCount == 1 ? " result" : " results") + " but " +
+                        std::to_string(paths.size()) +
+                        " `--output` files were given; give one per result, in order",
+                    color);
+  return false;
+}
+
+namespace {
+
+/// Prints the type of `output` and its first values.
+void printSummary(const runtime::Tensor &output, llvm::StringRef device) {
   llvm::outs() << runtime::formatTensorType(output.dtype(), output.shape()) << " @ " << device
                << "\n";
   int64_t shown = std::min<int64_t>(output.numel(), 16);
@@ -155,6 +163,25 @@ int writeRunOutput(const runtime::Tensor &output, llvm::StringRef device, llvm::
     }
   }
   llvm::outs() << (output.numel() > shown ? " ...\n" : "\n");
+}
+
+} // namespace
+
+int writeRunOutputs(llvm::ArrayRef<runtime::Tensor> outputs, llvm::ArrayRef<std::string> devices,
+                    llvm::ArrayRef<std::string> paths, bool color) {
+  if (!paths.empty()) {
+    for (const auto &[output, path] : llvm::zip(outputs, paths))
+      if (llvm::Error err = runtime::writeNpy(path, output)) {
+        reportDriverError(llvm::toString(std::move(err)), color);
+        return ExitUsageOrIO;
+      }
+    return ExitClean;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs.size() > 1)
+      llvm::outs() << "result " << i + 1 << ": ";
+    printSummary(outputs[i], i < devices.size() ? llvm::StringRef(devices[i]) : "cpu");
+  }
   return ExitClean;
 }
 

@@ -54,10 +54,17 @@ void printDiagnostics(DiagnosticEngine &engine, const llvm::SourceMgr &sourceMgr
 std::optional<std::vector<exec::EntryInput>>
 readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color);
 
-/// Writes `output` to `path` as .npy or, when `path` is empty, prints its
-/// type (as a tensor on `device`) and first values. Returns the exit code.
-int writeRunOutput(const runtime::Tensor &output, llvm::StringRef device, llvm::StringRef path,
-                   bool color);
+/// Checks that `modelc run` got no `--output` or one per result of `fnName`
+/// (`resultCount` of them); otherwise reports it (exit code 2) and returns
+/// false.
+bool checkOutputCount(llvm::ArrayRef<std::string> paths, size_t resultCount, llvm::StringRef fnName,
+                      bool color);
+
+/// Writes each of `outputs` to the path of the same position as .npy or,
+/// when `paths` is empty, prints each one's type (as a tensor on the device
+/// of the same position) and first values. Returns the exit code.
+int writeRunOutputs(llvm::ArrayRef<runtime::Tensor> outputs, llvm::ArrayRef<std::string> devices,
+                    llvm::ArrayRef<std::string> paths, bool color);
 
 } // namespace modelc::driver
 

@@ -68,6 +68,13 @@ int runArtifact(const ArtifactRun &run) {
     return exitCode;
   }
   const aot::LoadedArtifact &artifact = **loaded;
+  std::vector<std::string> resultDevices;
+  if (const aot::EntryFn *fn = artifact.findFn(run.fn))
+    for (const aot::TensorSpec &result : fn->results)
+      resultDevices.push_back(result.device.str());
+  if (!resultDevices.empty() &&
+      !checkOutputCount(run.outputs, resultDevices.size(), run.fn, run.color))
+    return ExitUsageOrIO;
 
   std::optional<std::vector<exec::EntryInput>> inputs = readEntryInputs(
       run.inputs, run.defaultDevice.empty() ? artifact.contents().modelDevice : run.defaultDevice,
@@ -134,10 +141,11 @@ int runArtifact(const ArtifactRun &run) {
                                                     in.device));
     labels.push_back(in.source);
   }
-  llvm::Expected<runtime::Tensor> output = artifact.call(run.fn, *weights, tensors, labels);
-  if (!output) {
+  llvm::Expected<std::vector<runtime::Tensor>> outputs =
+      artifact.callResults(run.fn, *weights, tensors, labels);
+  if (!outputs) {
     llvm::handleAllErrors(
-        output.takeError(),
+        outputs.takeError(),
         [&](const aot::InputMismatchError &mismatch) {
           reportCodedError(mismatch.code, mismatch.message, mismatch.notes, run.color);
         },
@@ -146,8 +154,7 @@ int runArtifact(const ArtifactRun &run) {
         });
     return ExitErrorsFound;
   }
-  return writeRunOutput(*output, artifact.findFn(run.fn)->result.device.str(), run.output,
-                        run.color);
+  return writeRunOutputs(*outputs, resultDevices, run.outputs, run.color);
 }
 
 } // namespace modelc::driver

@@ -32,7 +32,8 @@ struct ArtifactRun {
   std::string defaultDevice;
   /// `--cuda`: how a cuda artifact's GPUs run.
   std::optional<cudaexec::CudaMode> cudaMode;
-  std::string output; ///< empty: print a summary
+  /// One `--output` per result (empty: print a summary).
+  std::vector<std::string> outputs;
   bool color = false;
   /// Options of the .mdl path that were given (`--model`...): refused.
   std::vector<std::string> compileOptionsGiven;

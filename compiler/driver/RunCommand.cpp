@@ -4,7 +4,8 @@
 // each .npy input against the entry fn's signature, JIT-compiles the fn for
 // the cpu (or, for a model placed on cuda:N, runs its device plan on real or
 // emulated GPUs), runs it and writes the result as .npy (or prints a
-// summary). Exit codes as for `check`: 0 ran, 1 the model, weights or inputs
+// summary; one .npy per result of an entry fn that returns several). Exit
+// codes as for `check`: 0 ran, 1 the model, weights or inputs
 // have errors, 2 bad command line, unreadable file, or a GPU this machine
 // cannot provide (no driver, no such GPU, no NVRTC).
 //
@@ -53,9 +54,11 @@ cl::list<std::string> inputOpts("input", cl::value_desc("FILE.npy[@DEVICE] | VAL
                                          "A scalar parameter (int, float, bool) takes a value "
                                          "(`--input 0.5`) or a rank-0 .npy"),
                                 cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string> outputOpt("output", cl::value_desc("FILE.npy"),
-                               cl::desc("Write the result here (default: print a summary)"),
-                               cl::sub(runCommand), cl::cat(driverCategory()));
+cl::list<std::string> outputOpts("output", cl::value_desc("FILE.npy"),
+                                 cl::desc("Write the result here (default: print a summary); "
+                                          "an entry fn with several results takes one "
+                                          "`--output` per result, in order"),
+                                 cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<std::string> cudaOpt("cuda", cl::value_desc("emulate|driver"),
                              cl::desc("How cuda:N runs: on real GPUs through the driver (default; "
                                       "MODELC_CUDA=emulate changes it) or on the CPU emulator"),
@@ -115,7 +118,7 @@ int runRun() {
     run.weights = weightsOpt;
     run.inputs = inputOpts;
     run.defaultDevice = deviceOpt.getNumOccurrences() ? deviceOpt.getValue() : "";
-    run.output = outputOpt;
+    run.outputs = outputOpts;
     run.color = shouldColorStderr(colorOpt);
     run.cudaMode = cudaMode;
     const std::pair<const char *, bool> compileOnly[] = {
@@ -139,6 +142,17 @@ int runRun() {
   Compilation &compilation = *loaded->compilation;
   const mlirgen::ConcreteModel &model = *loaded->model;
   DiagnosticEngine &diags = compilation.diagnostics();
+  // The entry fn's results, each with its device: the `--output`s must match.
+  std::vector<std::string> resultDevices;
+  if (const sema::FnInfo *fn = model.findFn(fnOpt)) {
+    if (fn->result.kind() == sema::Type::Kind::Tuple)
+      for (const sema::Type &element : *fn->result.elements)
+        resultDevices.push_back(element.dev.str());
+    else
+      resultDevices.push_back(fn->result.dev.str());
+  }
+  if (!resultDevices.empty() && !checkOutputCount(outputOpts, resultDevices.size(), fnOpt, color))
+    return ExitUsageOrIO;
 
   // Read every file before anything runs: I/O problems are exit code 2.
   std::optional<std::vector<exec::EntryInput>> inputs =
@@ -165,25 +179,24 @@ int runRun() {
     weights = exec::bindModelWeights(model, *file, diags);
   }
 
-  std::optional<runtime::Tensor> output;
+  std::optional<exec::Results> outputs;
   if (weights) {
     exec::RunOptions runOptions;
     runOptions.fnName = fnOpt;
     runOptions.useBlas = !noBlasOpt;
     runOptions.cudaMode = cudaMode;
-    llvm::Expected<std::optional<runtime::Tensor>> result =
-        exec::runModel(*compilation.program(), compilation.sourceMgr(), model, *weights, *inputs,
-                       runOptions, diags);
+    llvm::Expected<std::optional<exec::Results>> result =
+        exec::runModelResults(*compilation.program(), compilation.sourceMgr(), model, *weights,
+                              *inputs, runOptions, diags);
     if (!result)
       return reportRunFailure(result.takeError(), color);
-    output = std::move(*result);
+    outputs = std::move(*result);
   }
-  if (!output) {
+  if (!outputs) {
     printDiagnostics(diags, compilation.sourceMgr(), color);
     return ExitErrorsFound;
   }
-  const sema::FnInfo *fn = model.findFn(fnOpt);
-  return writeRunOutput(*output, fn ? fn->result.dev.str() : std::string("cpu"), outputOpt, color);
+  return writeRunOutputs(*outputs, resultDevices, outputOpts, color);
 }
 
 } // namespace modelc::driver

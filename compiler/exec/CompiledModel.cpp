@@ -92,6 +92,11 @@ CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr
 
 llvm::Expected<std::optional<runtime::Tensor>>
 CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) const {
+  return onlyResult(callResults(inputs, diags), options_.fnName);
+}
+
+llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef<EntryInput> inputs,
+                                                                  DiagnosticEngine &diags) const {
   std::optional<BoundSignature> sig = checkInputs(model_, options_.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
@@ -117,7 +122,7 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
                                   "` = " + std::to_string(compiledValue) + ", the call gives " +
                                   std::to_string(value));
 
-  // Per call: the inputs' and the output's descriptors, and the output.
+  // Per call: the inputs' and the outputs' descriptors, and the outputs.
   llvm::SmallVector<runtime::Tensor, 4> contiguousInputs;
   std::vector<std::vector<int64_t>> callDescriptors;
   for (const auto &[i, in] : llvm::enumerate(inputs)) {
@@ -129,10 +134,15 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
     callDescriptors.push_back(std::move(words));
     contiguousInputs.push_back(std::move(t));
   }
-  runtime::Tensor output = runtime::Tensor::zeros(sig->resultDType, sig->resultShape);
-  std::vector<int64_t> outputWords;
-  appendDescriptor(outputWords, output.mutableData(), output.shape());
-  callDescriptors.push_back(std::move(outputWords));
+  // One out-parameter per result, in order (buffer-results-to-out-params).
+  Results outputs;
+  for (const ResultSpec &result : sig->results) {
+    runtime::Tensor output = runtime::Tensor::zeros(result.dtype, result.shape);
+    std::vector<int64_t> outputWords;
+    appendDescriptor(outputWords, output.mutableData(), output.shape());
+    callDescriptors.push_back(std::move(outputWords));
+    outputs.push_back(std::move(output));
+  }
 
   // The packed wrapper takes a pointer to each descriptor pointer. The
   // compiled code only reads the state descriptors.
@@ -145,5 +155,5 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
   for (void *&pointer : descriptorPointers)
     packed.push_back(&pointer);
   entry_(packed.data());
-  return std::optional<runtime::Tensor>(std::move(output));
+  return std::optional<Results>(std::move(outputs));
 }

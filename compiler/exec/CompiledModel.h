@@ -82,9 +82,13 @@ public:
   CompiledModel &operator=(const CompiledModel &) = delete;
 
   /// Checks `inputs` against the signature (E0602-E0606), allocates the
-  /// output and runs the compiled fn. Returns the output, nullopt after
-  /// reporting to `diags`, or an Error for failures outside the model.
-  /// Safe to call from several threads at once.
+  /// outputs and runs the compiled fn. Returns one tensor per result of the
+  /// fn, nullopt after reporting to `diags`, or an Error for failures
+  /// outside the model. Safe to call from several threads at once.
+  llvm::Expected<std::optional<Results>> callResults(llvm::ArrayRef<EntryInput> inputs,
+                                                     DiagnosticEngine &diags) const;
+  /// callResults for a fn with one result: that result (an Error when the
+  /// fn returns several).
   llvm::Expected<std::optional<runtime::Tensor>> call(llvm::ArrayRef<EntryInput> inputs,
                                                       DiagnosticEngine &diags) const;
 

@@ -22,6 +22,10 @@ bool exec::placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnN
     return false;
   if (fn->result.isTensor() && isCuda(fn->result.dev))
     return true;
+  if (fn->result.kind() == sema::Type::Kind::Tuple &&
+      llvm::any_of(*fn->result.elements,
+                   [&](const sema::Type &t) { return t.isTensor() && isCuda(t.dev); }))
+    return true;
   return llvm::any_of(fn->params, [&](const sema::FnParamInfo &p) {
     return p.type.isTensor() && isCuda(p.type.dev);
   });
@@ -103,10 +107,11 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
   return compiled;
 }
 
-llvm::Expected<std::optional<runtime::Tensor>>
-CudaModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
-                cudaexec::Residency residency) const {
-  if (!checkInputs(model, fnName, inputs, diags))
+llvm::Expected<std::optional<Results>> CudaModel::callResults(llvm::ArrayRef<EntryInput> inputs,
+                                                              DiagnosticEngine &diags,
+                                                              cudaexec::Residency residency) const {
+  std::optional<BoundSignature> sig = checkInputs(model, fnName, inputs, diags);
+  if (!sig)
     return std::nullopt;
   std::vector<runtime::Tensor> tensors;
   for (const EntryInput &input : inputs)
@@ -114,18 +119,24 @@ CudaModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
   llvm::Expected<std::vector<runtime::Tensor>> outputs = plan->run(tensors, residency);
   if (!outputs)
     return outputs.takeError();
-  if (outputs->size() != 1)
+  if (outputs->size() != sig->results.size())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: the plan returned " +
-                                       std::to_string(outputs->size()) + " results, not 1");
-  return std::optional<runtime::Tensor>(std::move(outputs->front()));
+                                       std::to_string(outputs->size()) + " results, not " +
+                                       std::to_string(sig->results.size()));
+  return std::optional<Results>(std::move(*outputs));
 }
 
 llvm::Expected<std::optional<runtime::Tensor>>
-exec::runModelOnCuda(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
-                     const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
-                     llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
-                     DiagnosticEngine &diags) {
+CudaModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
+                cudaexec::Residency residency) const {
+  return onlyResult(callResults(inputs, diags, residency), fnName);
+}
+
+llvm::Expected<std::optional<Results>> exec::runModelOnCudaResults(
+    const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+    const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+    llvm::ArrayRef<EntryInput> inputs, const RunOptions &options, DiagnosticEngine &diags) {
   CudaModelOptions cudaOptions;
   cudaOptions.fnName = options.fnName;
   cudaOptions.optLevel = options.optLevel;
@@ -141,5 +152,5 @@ exec::runModelOnCuda(const sema::CheckedProgram &program, const llvm::SourceMgr 
     return compiled.takeError();
   if (!*compiled)
     return std::nullopt;
-  return (*compiled)->call(inputs, diags);
+  return (*compiled)->callResults(inputs, diags);
 }

@@ -66,10 +66,14 @@ public:
          const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
          const CudaModelOptions &options, DiagnosticEngine &diags);
 
-  /// Checks `inputs` against the signature (E0602-E0606) and runs the plan.
-  /// With Residency::OnDevice, inputs on a GPU are device tensors used in
-  /// place and a result on a GPU stays there. Thread-safe: runs of the plan
-  /// are serialised by its executor.
+  /// Checks `inputs` against the signature (E0602-E0606) and runs the plan;
+  /// one tensor per result of the fn. With Residency::OnDevice, inputs on a
+  /// GPU are device tensors used in place and results on a GPU stay there.
+  /// Thread-safe: runs of the plan are serialised by its executor.
+  llvm::Expected<std::optional<Results>>
+  callResults(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
+              cudaexec::Residency residency = cudaexec::Residency::HostBytes) const;
+  /// callResults for a fn with one result (an Error when it has several).
   llvm::Expected<std::optional<runtime::Tensor>>
   call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags,
        cudaexec::Residency residency = cudaexec::Residency::HostBytes) const;
@@ -87,13 +91,13 @@ private:
   std::unique_ptr<cudaexec::PlanExecutor> plan;
 };
 
-/// runModel's path for a model placed on a GPU: compiles a CudaModel and
-/// calls it once.
-llvm::Expected<std::optional<runtime::Tensor>>
-runModelOnCuda(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
-               const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
-               llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
-               DiagnosticEngine &diags);
+/// runModelResults' path for a model placed on a GPU: compiles a CudaModel
+/// and calls it once.
+llvm::Expected<std::optional<Results>>
+runModelOnCudaResults(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+                      const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+                      llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
+                      DiagnosticEngine &diags);
 
 } // namespace modelc::exec
 

@@ -318,31 +318,42 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     pack = {*bindings.pack, bindings.packInput};
 
   BoundSignature sig;
-  if (!fn->result.isTensor()) {
-    diags.report(DiagId::UnsupportedOnCpu, decl.name.range,
-                 "an entry fn that does not return one tensor");
-    return std::nullopt;
-  }
-  if (fn->result.shape.hasPack()) {
-    if (!pack) {
-      diags.report(DiagId::UnsupportedOnCpu, decl.result ? decl.result->range : decl.name.range,
-                   "a result `...` that no input binds");
+  // One result, or a tuple of them: each sized from the bound dims.
+  std::vector<sema::Type> resultTypes = fn->result.kind() == sema::Type::Kind::Tuple
+                                            ? *fn->result.elements
+                                            : std::vector<sema::Type>{fn->result};
+  for (size_t r = 0; r < resultTypes.size(); ++r) {
+    const sema::Type &result = resultTypes[r];
+    Range at = !decl.result                                      ? decl.name.range
+               : decl.result->kind == ast::TypeExpr::Kind::Tuple ? decl.result->elements[r]->range
+                                                                 : decl.result->range;
+    if (!result.isTensor()) {
+      diags.report(DiagId::UnsupportedOnCpu, decl.name.range,
+                   "an entry fn whose results are not all tensors");
       return std::nullopt;
     }
-    sig.resultShape = pack->first;
+    ResultSpec spec;
+    if (result.shape.hasPack()) {
+      if (!pack) {
+        diags.report(DiagId::UnsupportedOnCpu, at, "a result `...` that no input binds");
+        return std::nullopt;
+      }
+      spec.shape = pack->first;
+    }
+    spec.dtype = runtimeDType(result.dtype);
+    for (sema::Dim d : result.shape.dims) {
+      std::optional<int64_t> k = substitute(d).asConstant();
+      if (!k || *k < 0) {
+        diags.report(DiagId::UnsupportedOnCpu, at,
+                     "a result dim the inputs do not determine (`" + d.str() + "`)");
+        return std::nullopt;
+      }
+      spec.shape.push_back(*k);
+    }
+    sig.results.push_back(std::move(spec));
   }
   if (pack)
     sig.pack = pack->first;
-  sig.resultDType = runtimeDType(fn->result.dtype);
-  for (sema::Dim d : fn->result.shape.dims) {
-    std::optional<int64_t> k = substitute(d).asConstant();
-    if (!k || *k < 0) {
-      diags.report(DiagId::UnsupportedOnCpu, decl.result ? decl.result->range : decl.name.range,
-                   "a result dim the inputs do not determine (`" + d.str() + "`)");
-      return std::nullopt;
-    }
-    sig.resultShape.push_back(*k);
-  }
   for (const auto &symbol : bindings.symbols)
     sig.dims.push_back({atoms.lookup(symbol.getKey()), symbol.getValue()});
   sig.scalars = std::move(scalars);
@@ -352,15 +363,36 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
 }
 
 llvm::Expected<std::optional<runtime::Tensor>>
+exec::onlyResult(llvm::Expected<std::optional<Results>> results, llvm::StringRef fnName) {
+  if (!results)
+    return results.takeError();
+  if (!*results)
+    return std::nullopt;
+  if ((*results)->size() != 1)
+    return execError("'" + fnName + "' returns " + llvm::Twine((*results)->size()) +
+                     " results; take them all (runModelResults, callResults)");
+  return std::optional<runtime::Tensor>(std::move((*results)->front()));
+}
+
+llvm::Expected<std::optional<runtime::Tensor>>
 exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
                const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
                llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
                DiagnosticEngine &diags) {
+  return onlyResult(runModelResults(program, sourceMgr, model, weights, inputs, options, diags),
+                    options.fnName);
+}
+
+llvm::Expected<std::optional<Results>>
+exec::runModelResults(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+                      const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+                      llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
+                      DiagnosticEngine &diags) {
   std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
   if (placedOnCuda(model, options.fnName))
-    return runModelOnCuda(program, sourceMgr, model, weights, inputs, options, diags);
+    return runModelOnCudaResults(program, sourceMgr, model, weights, inputs, options, diags);
   if (!checkCpuPlacement(model, diags))
     return std::nullopt;
   for (const EntryInput &in : inputs)
@@ -383,7 +415,7 @@ exec::runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
     return compiled.takeError();
   if (!*compiled)
     return std::nullopt;
-  return (*compiled)->call(inputs, diags);
+  return (*compiled)->callResults(inputs, diags);
 }
 
 bool exec::checkCpuPlacement(const mlirgen::ConcreteModel &model, DiagnosticEngine &diags) {

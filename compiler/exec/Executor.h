@@ -9,7 +9,8 @@
 // files, a JIT failure) are llvm::Errors.
 //
 // The compiled function takes the state tensors in state_dict order, then
-// the tensor inputs, then one caller-allocated output buffer (see MlirGen.h).
+// the tensor inputs, then one caller-allocated output buffer per result (see
+// MlirGen.h).
 // A scalar parameter (`temperature: float`) arrives as a rank-0 input and is
 // compiled in as a constant, like the symbolic dims `modelc run` fixes.
 //
@@ -45,10 +46,20 @@ struct EntryInput {
   std::string source; // the file it came from, for messages
 };
 
+/// The results of one call: one tensor per result of the entry fn, in order
+/// (a fn declared `-> (T, U)` has two).
+using Results = std::vector<runtime::Tensor>;
+
+/// The dtype and shape of one result, fixed by a set of inputs.
+struct ResultSpec {
+  runtime::DType dtype = runtime::DType::F32;
+  runtime::Shape shape;
+};
+
 /// The shapes fixed by a set of inputs.
 struct BoundSignature {
-  runtime::DType resultDType = runtime::DType::F32;
-  runtime::Shape resultShape;
+  /// One per result of the entry fn, in order.
+  std::vector<ResultSpec> results;
   /// The extent each symbolic dim of the signature took (`B` = 4).
   std::vector<std::pair<sema::AtomId, int64_t>> dims;
   /// The value of each scalar (`int`, `float`, `bool`) parameter, by name:
@@ -91,12 +102,23 @@ struct RunOptions {
 
 /// Runs the whole way: inputs checked, then a CompiledModel (CompiledModel.h)
 /// specialised to the inputs' symbolic dims is built and called once.
-/// Returns the output, nullopt after reporting diagnostics, or an Error for
-/// failures that are not about the model.
+/// Returns one tensor per result, nullopt after reporting diagnostics, or an
+/// Error for failures that are not about the model.
+llvm::Expected<std::optional<Results>>
+runModelResults(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
+                const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
+                llvm::ArrayRef<EntryInput> inputs, const RunOptions &options,
+                DiagnosticEngine &diags);
+/// runModelResults for an entry fn with one result: that result (an Error
+/// when the fn returns several).
 llvm::Expected<std::optional<runtime::Tensor>>
 runModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
          const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
          llvm::ArrayRef<EntryInput> inputs, const RunOptions &options, DiagnosticEngine &diags);
+/// The one tensor of `results` (an Error naming `fnName` when there are
+/// several).
+llvm::Expected<std::optional<runtime::Tensor>>
+onlyResult(llvm::Expected<std::optional<Results>> results, llvm::StringRef fnName);
 
 /// The stages `modelc emit` prints after the mdl module itself.
 enum class LoweringStage { Linalg, Llvm };

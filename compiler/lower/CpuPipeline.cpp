@@ -2,7 +2,8 @@
 //
 //  1. mdl-to-linalg, then elementwise fusion (bias + activation after a
 //     matmul become one loop nest) that leaves matmuls alone for BLAS.
-//  2. One-shot bufferization; results become caller-provided out-params.
+//  2. One-shot bufferization; results become caller-provided out-params (a
+//     tensor returned twice is copied first, one buffer per result).
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
 //     the rest loops.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
@@ -11,6 +12,7 @@
 
 #include "lower/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -88,6 +90,35 @@ struct FuseElementwiseKeepContractionsPass
   }
 };
 
+/// A value returned more than once (`return h, h`) becomes a copy at each
+/// later position: buffer-results-to-out-params gives every result its own
+/// out-param and cannot write one buffer into two.
+struct DistinctResultsPass : PassWrapper<DistinctResultsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DistinctResultsPass)
+
+  StringRef getArgument() const final { return "mdl-distinct-results"; }
+  StringRef getDescription() const final {
+    return "Copy a tensor returned more than once so that each result has its own buffer";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<bufferization::BufferizationDialect>();
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      llvm::SmallPtrSet<Value, 4> seen;
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type || seen.insert(operand.get()).second)
+          continue;
+        operand.set(bufferization::AllocTensorOp::create(b, ret.getLoc(), type, ValueRange(),
+                                                         operand.get()));
+      }
+    });
+  }
+};
+
 void registerUpstreamPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] { registerAllPasses(); });
@@ -107,6 +138,7 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // The strings name upstream passes only; they parse unless MLIR changes.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwiseKeepContractionsPass>());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<DistinctResultsPass>());
   if (failed(parsePassPipeline(kBufferize, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (bufferization part) does not parse");
   if (options.useBlas) {

@@ -113,6 +113,11 @@ void collectLocals(const std::vector<ast::StmtPtr> &body, SMLoc loc,
     if (const auto *let = dyn_cast<ast::LetStmt>(stmt.get())) {
       if (let->range.end.getPointer() <= loc.getPointer())
         out.emplace_back(let->name.name, typeText(let->type));
+    } else if (const auto *let = dyn_cast<ast::LetTupleStmt>(stmt.get())) {
+      if (let->range.end.getPointer() <= loc.getPointer())
+        for (const ast::Ident &name : let->names)
+          if (name.name != "_")
+            out.emplace_back(name.name, "");
     } else if (const auto *loop = dyn_cast<ast::ForStmt>(stmt.get())) {
       if (contains(loop->range, loc)) {
         out.emplace_back(loop->var.name, "");

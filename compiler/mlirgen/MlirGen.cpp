@@ -49,7 +49,20 @@ struct GenValue {
   /// Size: an int known only at run time (a symbolic dim such as `B`); only
   /// creation ops take it, through the checker's types.
   /// Void: what a fn without a result returns (it can only be discarded).
-  enum class Kind { None, Tensor, Scalar, Size, Device, DType, Model, ModelList, List, Void };
+  /// Tuple: the several results of a fn, in `elements`.
+  enum class Kind {
+    None,
+    Tensor,
+    Scalar,
+    Size,
+    Device,
+    DType,
+    Model,
+    ModelList,
+    List,
+    Tuple,
+    Void
+  };
   Kind kind = Kind::None;
   mlir::Value tensor;
   double number = 0;
@@ -428,8 +441,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
       return nullptr;
     argTypes.push_back(*t);
   }
-  if (!fn->result.isTensor()) {
-    unsupported(generic->decl->name.range, "an entry fn that does not return one tensor");
+  // The results: one tensor, or a tuple of tensors (one function result each).
+  std::vector<sema::Type> resultTypes = fn->result.kind() == sema::Type::Kind::Tuple
+                                            ? *fn->result.elements
+                                            : std::vector<sema::Type>{fn->result};
+  if (!llvm::all_of(resultTypes, [](const sema::Type &t) { return t.isTensor(); })) {
+    unsupported(generic->decl->name.range, "an entry fn whose results are not all tensors");
     return nullptr;
   }
 
@@ -451,32 +468,42 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::run(const ConcreteModel &model,
   for (const std::optional<GenValue> &scalar : scalarInputs)
     inputs.push_back(scalar ? *scalar : GenValue::ofTensor(entry->getArgument(nextArg++)));
 
-  GenValue result = inlineFn(root, *generic->decl, inputs);
-  if (failed || !result.ok())
+  GenValue returned = inlineFn(root, *generic->decl, inputs);
+  if (failed || !returned.ok())
     return nullptr;
-  if (result.kind != GenValue::Kind::Tensor) {
-    unsupported(generic->decl->name.range, "an entry fn that does not return one tensor");
+  llvm::SmallVector<GenValue> results;
+  if (returned.kind == GenValue::Kind::Tuple)
+    results.append(returned.elements.begin(), returned.elements.end());
+  else
+    results.push_back(returned);
+  if (results.size() != resultTypes.size() ||
+      llvm::any_of(results, [](const GenValue &r) { return r.kind != GenValue::Kind::Tensor; })) {
+    unsupported(generic->decl->name.range, "an entry fn that does not return its tensors");
     return nullptr;
   }
-  // The caller sizes the output from the signature: a result of another
-  // static shape would be written out of bounds.
-  if (std::optional<RankedTensorType> promised = loweredType(fn->result, root, modelRange)) {
-    RankedTensorType actual = typeOf(result.tensor);
-    bool fits = actual.getRank() == promised->getRank() &&
-                actual.getElementType() == promised->getElementType();
-    for (int64_t d = 0; fits && d < actual.getRank(); ++d)
-      fits = actual.isDynamicDim(d) || promised->isDynamicDim(d) ||
-             actual.getDimSize(d) == promised->getDimSize(d);
-    if (!fits) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << "a result of type " << actual << " where the signature promises " << *promised;
-      unsupported(generic->decl->name.range, text);
-      return nullptr;
+  llvm::SmallVector<mlir::Value> resultValues;
+  for (const auto &[result, type] : llvm::zip_equal(results, resultTypes)) {
+    // The caller sizes each output from the signature: a result of another
+    // static shape would be written out of bounds.
+    if (std::optional<RankedTensorType> promised = loweredType(type, root, modelRange)) {
+      RankedTensorType actual = typeOf(result.tensor);
+      bool fits = actual.getRank() == promised->getRank() &&
+                  actual.getElementType() == promised->getElementType();
+      for (int64_t d = 0; fits && d < actual.getRank(); ++d)
+        fits = actual.isDynamicDim(d) || promised->isDynamicDim(d) ||
+               actual.getDimSize(d) == promised->getDimSize(d);
+      if (!fits) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "a result of type " << actual << " where the signature promises " << *promised;
+        unsupported(generic->decl->name.range, text);
+        return nullptr;
+      }
     }
+    resultValues.push_back(result.tensor);
   }
-  mlir::func::ReturnOp::create(b, loc(generic->decl->bodyRange), result.tensor);
-  func.setType(b.getFunctionType(argTypes, {result.tensor.getType()}));
+  mlir::func::ReturnOp::create(b, loc(generic->decl->bodyRange), resultValues);
+  func.setType(b.getFunctionType(argTypes, mlir::ValueRange(resultValues).getTypes()));
   if (mlir::failed(mlir::verify(*module))) {
     unsupported(generic->decl->name.range, "this model (the generated mdl IR does not verify)");
     return nullptr;
@@ -585,6 +612,17 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
       if (!v.ok())
         return false;
       scope.locals[let->name.name] = v;
+    } else if (auto *let = dyn_cast<ast::LetTupleStmt>(stmt.get())) {
+      GenValue v = gen(*let->value, scope);
+      if (!v.ok())
+        return false;
+      if (v.kind != GenValue::Kind::Tuple || v.elements.size() != let->names.size()) {
+        unsupported(let->value->range, "destructuring this value");
+        return false;
+      }
+      for (size_t i = 0; i < let->names.size(); ++i)
+        if (let->names[i].name != "_")
+          scope.locals[let->names[i].name] = v.elements[i];
     } else if (auto *assign = dyn_cast<ast::AssignStmt>(stmt.get())) {
       GenValue v = gen(*assign->value, scope);
       if (!v.ok())
@@ -764,10 +802,13 @@ GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
   }
   case ast::Expr::Kind::Name:
     return genName(*dyn_cast<ast::NameExpr>(&expr), scope);
-  case ast::Expr::Kind::List: {
+  case ast::Expr::Kind::List:
+  case ast::Expr::Kind::Tuple: {
     GenValue v;
-    v.kind = GenValue::Kind::List;
-    for (const ast::ExprPtr &e : dyn_cast<ast::ListExpr>(&expr)->elements) {
+    const auto *list = dyn_cast<ast::ListExpr>(&expr);
+    v.kind = list ? GenValue::Kind::List : GenValue::Kind::Tuple;
+    for (const ast::ExprPtr &e :
+         list ? list->elements : llvm::cast<ast::TupleExpr>(&expr)->elements) {
       v.elements.push_back(gen(*e, scope));
       if (!v.elements.back().ok())
         return {};

@@ -2,7 +2,7 @@
 //
 // Builds a builtin.module for one instantiated model and one entry fn:
 //
-//   func.func @forward(<state...>, <inputs...>) -> <result>
+//   func.func @forward(<state...>, <inputs...>) -> <results...>
 //
 // Arguments: first every param and buffer in state_dict order (the order of
 // `InstantiatedModel::state`: a model's own state, then each submodel's,

@@ -278,7 +278,7 @@ private:
         return std::nullopt;
       fn.params.push_back({std::move(*paramName), std::move(type), range(paramCtx)});
     }
-    if (ctx.type() && !(fn.result = buildType(*ctx.type())))
+    if (ctx.resultType() && !(fn.result = buildResultType(*ctx.resultType())))
       return std::nullopt;
     fn.body = buildBlock(*ctx.block());
     fn.bodyRange = range(ctx.block());
@@ -325,6 +325,29 @@ private:
     default:
       return std::nullopt;
     }
+  }
+
+  /// `T`, or `(T, U, ...)` as a tuple (a single parenthesized `(T)` is T).
+  std::unique_ptr<TypeExpr> buildResultType(Mdl::ResultTypeContext &ctx) {
+    std::vector<Mdl::TypeContext *> types = ctx.type();
+    if (types.empty())
+      return nullptr;
+    if (types.size() == 1) {
+      std::unique_ptr<TypeExpr> type = buildType(*types.front());
+      if (type && ctx.children.size() > 1)
+        type->range = range(&ctx); // the parentheses belong to it
+      return type;
+    }
+    auto tuple = std::make_unique<TypeExpr>();
+    tuple->kind = TypeExpr::Kind::Tuple;
+    tuple->range = range(&ctx);
+    for (Mdl::TypeContext *element : types) {
+      std::unique_ptr<TypeExpr> type = buildType(*element);
+      if (!type)
+        return nullptr;
+      tuple->elements.push_back(std::move(type));
+    }
+    return tuple;
   }
 
   std::unique_ptr<TypeExpr> buildType(Mdl::TypeContext &ctx) {
@@ -509,7 +532,15 @@ private:
     switch (node.kind) {
     case NodeKind::LetStmt: {
       auto &let = *node.as<Mdl::LetStmtContext>();
-      auto name = ident(let.IDENT());
+      bool isTuple = llvm::any_of(let.children, [&](ParseTree *child) {
+        antlr4::Token *token = tokenOf(child);
+        return token && text(token) == "(";
+      });
+      if (isTuple)
+        return buildLetTuple(let);
+      if (let.IDENT().size() != 1)
+        return nullptr;
+      auto name = ident(let.IDENT(0));
       if (!name || !let.expr())
         return nullptr;
       auto stmt = std::make_unique<LetStmt>(range(&let), std::move(*name));
@@ -522,8 +553,24 @@ private:
     case NodeKind::ReturnStmt: {
       auto &ret = *node.as<Mdl::ReturnStmtContext>();
       auto stmt = std::make_unique<ReturnStmt>(range(&ret));
-      if (ret.expr() && !(stmt->value = buildTopExpr(ret.expr())))
+      std::vector<Mdl::ExprContext *> values = ret.expr();
+      if (values.size() == 1 && !(stmt->value = buildTopExpr(values.front())))
         return nullptr;
+      if (values.size() > 1) { // `return a, b`
+        reportedDepth_ = false;
+        depths_.clear();
+        auto tuple =
+            std::make_unique<TupleExpr>(Range::join(range(values.front()), range(values.back())));
+        unsigned depth = 1;
+        for (Mdl::ExprContext *value : values) {
+          ExprPtr built = buildChild(value, depth);
+          if (!built)
+            return nullptr;
+          tuple->elements.push_back(std::move(built));
+        }
+        if (!(stmt->value = checkDepth(std::move(tuple), depth)))
+          return nullptr;
+      }
       return stmt;
     }
     case NodeKind::ForStmt:
@@ -548,6 +595,29 @@ private:
     default:
       return nullptr;
     }
+  }
+
+  /// `let (a, b) = value`.
+  StmtPtr buildLetTuple(Mdl::LetStmtContext &let) {
+    auto stmt = std::make_unique<LetTupleStmt>(range(&let));
+    antlr4::Token *open = nullptr, *close = nullptr;
+    for (ParseTree *child : let.children)
+      if (antlr4::Token *token = tokenOf(child)) {
+        if (text(token) == "(")
+          open = token;
+        else if (text(token) == ")")
+          close = token;
+      }
+    for (TerminalNode *name : let.IDENT()) {
+      std::optional<Ident> built = present(name) ? ident(name->getSymbol()) : std::nullopt;
+      if (!built)
+        return nullptr;
+      stmt->names.push_back(std::move(*built));
+    }
+    if (!open || !close || !let.expr() || !(stmt->value = buildTopExpr(let.expr())))
+      return nullptr;
+    stmt->namesRange = Range::join(range(open), range(close));
+    return stmt;
   }
 
   StmtPtr buildFor(Mdl::ForStmtContext &ctx) {
@@ -988,21 +1058,15 @@ private:
     case NodeKind::ListPrimary: {
       auto expr = std::make_unique<ListExpr>(r);
       unsigned depth = 1;
-      for (ParseTree *child : ctx.children) {
-        Classified element = classify(child);
-        if (element.kind == NodeKind::Token)
-          continue;
-        ExprPtr built = element.kind == NodeKind::Expr
-                            ? buildChild(element.as<Mdl::ExprContext>(), depth)
-                            : nullptr;
-        if (!built)
-          return nullptr;
-        expr->elements.push_back(std::move(built));
-      }
+      if (!buildElements(ctx, expr->elements, depth))
+        return nullptr;
       return checkDepth(std::move(expr), depth);
     }
     case NodeKind::ParenPrimary: {
-      if (ctx.children.size() != 3 || !tokenOf(ctx.children[0]) || !tokenOf(ctx.children[2]))
+      if (ctx.children.size() > 4) // `(a, b)`: a tuple
+        return buildTuple(ctx);
+      // `(a)` or `(a,)`: the expression itself.
+      if (ctx.children.size() < 3 || !tokenOf(ctx.children[0]) || !tokenOf(ctx.children.back()))
         return nullptr;
       Classified inner = classify(ctx.children[1]);
       ExprPtr expr =
@@ -1016,6 +1080,32 @@ private:
     default:
       return nullptr;
     }
+  }
+
+  /// The expressions among the children of `ctx` (between brackets and
+  /// commas); false when one is incomplete.
+  bool buildElements(ParserRuleContext &ctx, std::vector<ExprPtr> &elements, unsigned &depth) {
+    for (ParseTree *child : ctx.children) {
+      Classified element = classify(child);
+      if (element.kind == NodeKind::Token)
+        continue;
+      ExprPtr built = element.kind == NodeKind::Expr
+                          ? buildChild(element.as<Mdl::ExprContext>(), depth)
+                          : nullptr;
+      if (!built)
+        return false;
+      elements.push_back(std::move(built));
+    }
+    return true;
+  }
+
+  /// `(a, b, ...)`.
+  ExprPtr buildTuple(ParserRuleContext &ctx) {
+    auto tuple = std::make_unique<TupleExpr>(range(&ctx));
+    unsigned depth = 1;
+    if (!buildElements(ctx, tuple->elements, depth) || tuple->elements.size() < 2)
+      return nullptr;
+    return checkDepth(std::move(tuple), depth);
   }
 
   /// `Model<devices>(args)` or `module.Model<devices>(args)`.

@@ -850,7 +850,7 @@ Value BuiltinCall::concat(bool stack) {
   static const std::vector<ast::ExprPtr> kNoElements;
   for (const ast::ExprPtr &e : listValue ? kNoElements : list->elements) {
     const ExprInfo *info = c.program_.typeOf(e.get());
-    Value v{info ? info->type : Type::error(), info ? info->origin : DeviceOrigin(), e.get()};
+    Value v{info ? info->type : Type::error(), info ? info->origin : DeviceOrigin(), e.get(), {}};
     if (!v.type.isTensor()) {
       c.diags_.report(DiagId::ExpectedTensor, e->range, spec.name, c.typeStr(v));
       return failed();

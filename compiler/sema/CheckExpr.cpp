@@ -27,7 +27,13 @@ Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> d
     info.name = name.str();
   if (!doc.empty())
     info.doc = doc.str();
-  if (fn_ && value.type.isTensor() && value.type.dev.isVar())
+  auto hasVarDevice = [](const Type &type) {
+    if (type.kind() == Type::Kind::Tuple && type.elements)
+      return llvm::any_of(*type.elements,
+                          [](const Type &e) { return e.isTensor() && e.dev.isVar(); });
+    return type.isTensor() && type.dev.isVar();
+  };
+  if (fn_ && hasVarDevice(value.type))
     fn_->recorded.push_back(&expr);
   return value;
 }
@@ -287,6 +293,8 @@ Value Checker::checkExpr(const ast::Expr &expr) {
     return checkMember(cast<ast::MemberExpr>(expr));
   case ast::Expr::Kind::Index:
     return checkIndex(cast<ast::IndexExpr>(expr));
+  case ast::Expr::Kind::Tuple:
+    return checkTuple(cast<ast::TupleExpr>(expr));
   case ast::Expr::Kind::Instantiate: {
     auto &inst = cast<ast::InstantiateExpr>(expr);
     for (const ast::Arg &a : inst.args)
@@ -601,7 +609,7 @@ Value Checker::checkPlacement(const ast::BinaryExpr &expr) {
         std::string created = shortText(call->range);
         origin.subject = program_.save(created);
         origin.message = program_.save("`" + created + "` is placed on " + dev.str() + " here");
-        record(*callee, Value{Type::builtin(callee->name), {}, callee});
+        record(*callee, Value{Type::builtin(callee->name), {}, callee, {}});
         Value v = checkBuiltinCall(*call, callee->name, nullptr, &dev, &origin);
         record(*call, v);
         return record(expr, v);
@@ -735,7 +743,7 @@ Value Checker::checkCall(const ast::CallExpr &call) {
     }
     if (base.type.isTensor()) {
       if (isBuiltin(m)) {
-        record(*member, Value{Type::builtin(m), {}, member});
+        record(*member, Value{Type::builtin(m), {}, member, {}});
         return record(call, checkBuiltinCall(call, m, &base, nullptr, nullptr));
       }
     }
@@ -921,6 +929,10 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
     return result;
   // The result is where the submodel was placed, or where the fn says.
   result.origin = placement.isKnown() ? placement : fn.resultOrigin;
+  if (result.type.kind() == Type::Kind::Tuple)
+    result.elementOrigins = std::make_shared<const std::vector<DeviceOrigin>>(
+        placement.isKnown() ? std::vector<DeviceOrigin>(result.type.arity(), placement)
+                            : fn.resultElementOrigins);
   return result;
 }
 

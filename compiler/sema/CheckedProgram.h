@@ -99,9 +99,11 @@ struct FnInfo {
   std::string name;
   const ast::FnDecl *decl = nullptr;
   std::vector<FnParamInfo> params;
-  Type result;               // Kind::Void when the fn returns nothing
+  Type result;               // Kind::Void when the fn returns nothing; Kind::Tuple for several
   DeviceOrigin resultOrigin; // where the result type names its device
-  bool valid = true;         // false when its signature had errors
+  /// Kind::Tuple results: where each element's type is written.
+  std::vector<DeviceOrigin> resultElementOrigins;
+  bool valid = true; // false when its signature had errors
 };
 
 struct ModelInfo {

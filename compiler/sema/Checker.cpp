@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
+#include <functional>
+
 using namespace modelc;
 using namespace modelc::sema;
 using llvm::cast;
@@ -260,6 +262,16 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
 
 Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool allowLocalDims,
                            DeviceOrigin *origin, llvm::StringRef subject) {
+  if (type.kind == ast::TypeExpr::Kind::Tuple) {
+    std::vector<Type> elements;
+    bool ok = true;
+    for (const std::unique_ptr<ast::TypeExpr> &element : type.elements) {
+      DeviceOrigin ignored;
+      elements.push_back(typeFromExpr(model, *element, allowLocalDims, &ignored, subject));
+      ok &= !elements.back().isError();
+    }
+    return ok ? Type::tuple(std::move(elements)) : Type::error();
+  }
   if (type.kind == ast::TypeExpr::Kind::Scalar) {
     switch (type.scalar) {
     case ast::ScalarKind::Int:
@@ -375,6 +387,16 @@ void Checker::typeSignatures(ModelInfo &model) {
       fn.resultOrigin.range = decl.result->range;
       fn.resultOrigin.message =
           program_.save("`" + fn.name + "` is declared to return " + fn.result.str() + " here");
+      for (size_t i = 0; i < fn.result.arity(); ++i) {
+        const ast::TypeExpr &written = *decl.result->elements[i];
+        DeviceOrigin element;
+        element.kind = DeviceOrigin::Kind::Declared;
+        element.range = written.device ? written.device->range : written.range;
+        element.message =
+            program_.save("result " + std::to_string(i + 1) + " of `" + fn.name + "` is declared " +
+                          (*fn.result.elements)[i].str() + " here");
+        fn.resultElementOrigins.push_back(element);
+      }
     } else {
       fn.result = Type::voidType();
     }
@@ -650,6 +672,9 @@ void Checker::checkBodies(ModelInfo &model) {
 }
 
 static void collectLocalSymbols(const Type &t, const ModelInfo &model, llvm::StringMap<Dim> &out) {
+  if (t.kind() == Type::Kind::Tuple && t.elements)
+    for (const Type &element : *t.elements)
+      collectLocalSymbols(element, model, out);
   if (!t.isTensor())
     return;
   for (Dim d : t.shape.dims)
@@ -733,7 +758,16 @@ void Checker::finishFn() {
                 Applicability::HasPlaceholders);
   }
   // Side-table types must not mention variables once the fn is done.
-  auto resolveVar = [&](Type &type, DeviceOrigin &origin) {
+  std::function<void(Type &, DeviceOrigin &)> resolveVar = [&](Type &type, DeviceOrigin &origin) {
+    if (type.kind() == Type::Kind::Tuple && type.elements) {
+      std::vector<Type> elements = *type.elements;
+      for (Type &element : elements) {
+        DeviceOrigin ignored;
+        resolveVar(element, ignored);
+      }
+      type = Type::tuple(std::move(elements));
+      return;
+    }
     if (!type.isTensor() || !type.dev.isVar())
       return;
     if (const DeviceOrigin *o = ctx.unifier.bindingOrigin(type.dev))
@@ -788,6 +822,9 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
         {let.name.range, let.name.name, {}, local.value.type, {}, local.value.origin});
     return;
   }
+  case ast::Stmt::Kind::LetTuple:
+    checkLetTuple(cast<ast::LetTupleStmt>(stmt));
+    return;
   case ast::Stmt::Kind::Assign: {
     auto &assign = cast<ast::AssignStmt>(stmt);
     Value v = assign.value ? checkExpr(*assign.value) : errorValue();
@@ -836,6 +873,10 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     }
     if (fn.result.isError())
       return;
+    if (fn.result.kind() == Type::Kind::Tuple || v.type.kind() == Type::Kind::Tuple) {
+      checkReturnedTuple(fn, v);
+      return;
+    }
     DeviceOrigin declared;
     declared.kind = DeviceOrigin::Kind::Declared;
     declared.range =
@@ -896,8 +937,16 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
     if (value.type.isTensor())
       fn_->unifier.poison(value.type.dev);
   };
+  if (declared.kind() == Type::Kind::Tuple && value.type.kind() == Type::Kind::Tuple &&
+      declared.arity() == value.type.arity()) {
+    for (size_t i = 0; i < declared.arity(); ++i)
+      checkAgainstDeclared(tupleElement(value, i), (*declared.elements)[i], declaredOrigin,
+                           declRange, what, isReturn);
+    return;
+  }
   if (!declared.isTensor() || !value.type.isTensor()) {
-    bool ok = declared.kind() == value.type.kind() ||
+    // (Tuples of the same arity were compared element by element above.)
+    bool ok = (declared.kind() == value.type.kind() && declared.kind() != Type::Kind::Tuple) ||
               (declared.kind() == Type::Kind::Float && value.type.kind() == Type::Kind::Int);
     if (!ok) {
       poison();

@@ -31,6 +31,8 @@ struct Value {
   Type type;
   DeviceOrigin origin;
   const ast::Expr *expr = nullptr;
+  /// Tuple: why each element is on its device (one per element).
+  std::shared_ptr<const std::vector<DeviceOrigin>> elementOrigins;
   Range range() const { return expr ? expr->range : Range(); }
 };
 
@@ -145,6 +147,15 @@ public:
   /// `nn.Linear(in: int, out: int)`, as the model is written.
   static std::string modelSignature(llvm::StringRef calleeName, const ModelInfo &model);
   Value checkPlacement(const ast::BinaryExpr &expr);
+
+  // Tuples (CheckTuples.cpp)
+  Value checkTuple(const ast::TupleExpr &expr);
+  /// Element `i` of the tuple `tuple`: its type, its origin and, when the
+  /// tuple is written out (`(a, b)`), its own expression.
+  Value tupleElement(const Value &tuple, size_t i);
+  void checkLetTuple(const ast::LetTupleStmt &let);
+  /// A `return` in a fn declaring several results, or returning several.
+  void checkReturnedTuple(const FnInfo &fn, const Value &value);
 
   std::string text(Range r) const { return r.text().str(); }
   std::string shortText(Range r) const;

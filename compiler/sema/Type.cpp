@@ -104,6 +104,12 @@ Type Type::list(std::vector<Type> elements) {
   return t;
 }
 
+Type Type::tuple(std::vector<Type> elements) {
+  Type t(Kind::Tuple);
+  t.elements = std::make_shared<const std::vector<Type>>(std::move(elements));
+  return t;
+}
+
 Type Type::module(const ast::Module *module) {
   Type t(Kind::Module);
   t.moduleDecl = module;
@@ -142,12 +148,13 @@ std::string Type::str() const {
     if (instances && !instances->empty())
       return "[" + instances->front()->str() + "; " + std::to_string(instances->size()) + "]";
     return "[]";
-  case Kind::List: {
-    std::string s = "[";
+  case Kind::List:
+  case Kind::Tuple: {
+    std::string s = kind_ == Kind::List ? "[" : "(";
     if (elements)
       for (size_t i = 0; i < elements->size(); ++i)
         s += (i ? ", " : "") + (*elements)[i].str();
-    return s + "]";
+    return s + (kind_ == Kind::List ? "]" : ")");
   }
   case Kind::Module:
     return "module " + (moduleDecl ? moduleDecl->fileName : std::string());
@@ -225,11 +232,13 @@ Type Substitution::apply(const Type &t) const {
     break;
   }
   case Type::Kind::List:
+  case Type::Kind::Tuple:
     if (t.elements) {
       std::vector<Type> elements;
       for (const Type &e : *t.elements)
         elements.push_back(apply(e));
-      return Type::list(std::move(elements));
+      return t.kind() == Type::Kind::List ? Type::list(std::move(elements))
+                                          : Type::tuple(std::move(elements));
     }
     break;
   default:

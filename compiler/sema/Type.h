@@ -93,6 +93,7 @@ public:
     Model,     // a submodel (model instance)
     ModelList, // a list of submodels (`for layer in layers`)
     List,      // `[a, b]`: shapes, lists of tensors
+    Tuple,     // `(a, b)`: the several results of a fn
     Module,    // an imported module (`nn`)
     Builtin    // a built-in function name
   };
@@ -110,6 +111,7 @@ public:
   static Type model(std::shared_ptr<const ModelInstance> inst);
   static Type modelList(std::vector<std::shared_ptr<const ModelInstance>> insts);
   static Type list(std::vector<Type> elements);
+  static Type tuple(std::vector<Type> elements);
   static Type module(const ast::Module *module);
   static Type builtin(llvm::StringRef name);
 
@@ -129,8 +131,10 @@ public:
   // Model / ModelList
   std::shared_ptr<const ModelInstance> instance;
   std::shared_ptr<const std::vector<std::shared_ptr<const ModelInstance>>> instances;
-  // List
+  // List, Tuple
   std::shared_ptr<const std::vector<Type>> elements;
+  /// Tuple: the number of elements (0 for any other kind).
+  size_t arity() const { return kind_ == Kind::Tuple && elements ? elements->size() : 0; }
   // Module
   const ast::Module *moduleDecl = nullptr;
   // Builtin

@@ -99,7 +99,11 @@ struct Parameter {
 struct EntryPoint {
   std::string name;
   std::vector<Parameter> params;
+  /// The result; for a fn with several results (`-> (f32[B, 5] @ cpu,
+  /// f32[] @ cpu)`) the first of them, and `text` is the whole tuple.
   TensorType result;
+  /// One per result, in order (one for a fn with a single result).
+  std::vector<TensorType> results;
   /// `fn forward(x: f32[B, 784] @ cpu) -> f32[B, 10] @ cpu`.
   std::string signature;
 };
@@ -181,6 +185,10 @@ public:
   /// shape E0604, symbolic dims E0605, device E0606: each names the
   /// parameter, the expected and the found type) and runs the fn. Never
   /// converts or copies an input to another device. Thread-safe.
+  /// Returns one tensor per result of the fn, in order.
+  Result<std::vector<Tensor>> callResults(const std::vector<Tensor> &inputs) const;
+  /// callResults for a fn with one result: that tensor. A fn with several
+  /// results is an error here (use callResults).
   Result<Tensor> call(const std::vector<Tensor> &inputs) const;
 
   struct Impl;

@@ -39,8 +39,12 @@ Artifact sample() {
   mask.shape = {twoBPlusOne()};
   mask.declared = "bool[2*B + 1] @ cpu";
   fn.params = {x, mask};
-  fn.result.shape = {SymbolicDim::symbol("B"), SymbolicDim::constant(10)};
-  fn.result.declared = "f32[B, 10] @ cpu";
+  TensorSpec logits;
+  logits.shape = {SymbolicDim::symbol("B"), SymbolicDim::constant(10)};
+  logits.declared = "f32[B, 10] @ cpu";
+  TensorSpec loss;
+  loss.declared = "f32[] @ cpu";
+  fn.results = {logits, loss};
   a.fns.push_back(fn);
   a.state = {{"fc1.weight",
               runtime::DType::F32,
@@ -98,7 +102,10 @@ TEST(ArtifactFormatTest, RoundTripsEverySection) {
   ASSERT_EQ(fn.params.size(), 2u);
   expectSameSpec(fn.params[0], a.fns[0].params[0]);
   expectSameSpec(fn.params[1], a.fns[0].params[1]);
-  expectSameSpec(fn.result, a.fns[0].result);
+  ASSERT_EQ(fn.results.size(), 2u);
+  expectSameSpec(fn.results[0], a.fns[0].results[0]);
+  expectSameSpec(fn.results[1], a.fns[0].results[1]);
+  EXPECT_EQ(fn.results[1].shapeString(), "[]");
   EXPECT_EQ(fn.params[1].shapeString(), "[2*B + 1]");
   ASSERT_EQ(b->state.size(), 2u);
   EXPECT_EQ(b->state[0].typeString(), "f32[256, 784] @ cpu");

@@ -123,7 +123,8 @@ TEST(ArtifactLoaderTest, RunsBitIdenticalToTheJit) {
   const EntryFn *fn = artifact->findFn("forward");
   ASSERT_NE(fn, nullptr);
   EXPECT_EQ(fn->params[0].declared, "f32[B, 5] @ cpu");
-  EXPECT_EQ(fn->result.shapeString(), "[B, 3]");
+  ASSERT_EQ(fn->results.size(), 1u);
+  EXPECT_EQ(fn->results[0].shapeString(), "[B, 3]");
 
   auto weights = artifact->bindWeights(*f.weights);
   ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());

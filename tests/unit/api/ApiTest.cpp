@@ -335,4 +335,65 @@ TEST(ApiTensor, CopiesBetweenDevices) {
   EXPECT_EQ(*Device::parse("cuda:2"), Device::cuda(2));
 }
 
+TEST(ApiTest, AFnWithSeveralResultsReturnsOneTensorPerResult) {
+  Result<Function> forward = logitsAndLossModel(Device::cpu()).compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  const EntryPoint &sig = forward->signature();
+  EXPECT_EQ(sig.signature,
+            "fn forward(x: f32[B, 2] @ cpu, y: i64[B] @ cpu) -> (f32[B, 2] @ cpu, f32[] @ cpu)");
+  ASSERT_EQ(sig.results.size(), 2u);
+  EXPECT_EQ(sig.results[0].shape.size(), 2u);
+  EXPECT_EQ(sig.results[1].shape.size(), 0u);
+
+  Result<Tensor> x = Tensor::fromValues<float>({2, 2}, {0, 1, 2, 0});
+  Result<Tensor> y = Tensor::fromValues<int64_t>({2}, {1, 0});
+  ASSERT_TRUE(x && y);
+  Result<std::vector<Tensor>> results = forward->callResults({*x, *y});
+  ASSERT_TRUE(results) << results.errorText();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].str(), "f32[2, 2] @ cpu");
+  EXPECT_EQ((*results)[1].str(), "f32[] @ cpu");
+  Result<std::vector<float>> logits = (*results)[0].toVector<float>();
+  ASSERT_TRUE(logits);
+  EXPECT_EQ(*logits, (std::vector<float>{0, 1, 2, 0}));
+  Result<std::vector<float>> loss = (*results)[1].toVector<float>();
+  ASSERT_TRUE(loss);
+  EXPECT_NEAR((*loss)[0], logitsAndLossExpected(), 1e-6);
+
+  // call() returns one tensor: for this fn it says to take them all.
+  Result<Tensor> single = forward->call({*x, *y});
+  ASSERT_FALSE(single);
+  EXPECT_NE(single.errorText().find("callResults"), std::string::npos) << single.errorText();
+}
+
+TEST(ApiTest, AnArtifactKeepsEveryResult) {
+  std::string artifact = testing::TempDir() + "/api-classifier.mdlc";
+  std::string command = std::string(MODELC_DRIVER) + " build " +
+                        sourcePath("tests/lit/exec/Inputs/tuples.mdl") +
+                        " --model Classifier --args n=2,k=2 -o " + artifact + " 2>&1";
+  std::string output;
+  ASSERT_EQ(runCommand(command, output), 0) << command << "\n" << output;
+  Result<Model> loaded = Model::load(artifact);
+  ASSERT_TRUE(loaded) << loaded.errorText();
+  // fc.weight = [[1, 0], [0, 1]], fc.bias = 0: the logits are x itself.
+  std::string weights =
+      safetensors({{"fc.weight", {2, 2}, {1, 0, 0, 1}}, {"fc.bias", {2}, {0, 0}}});
+  ASSERT_TRUE(loaded->loadWeightsFromMemory(weights.data(), weights.size()));
+  Result<Function> forward = loaded->compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  EXPECT_EQ(forward->signature().signature,
+            "fn forward(x: f32[B, 2] @ cpu, y: i64[B] @ cpu) -> (f32[B, 2] @ cpu, f32[] @ cpu)");
+  ASSERT_EQ(forward->signature().results.size(), 2u);
+  Result<Tensor> x = Tensor::fromValues<float>({2, 2}, {0, 1, 2, 0});
+  Result<Tensor> y = Tensor::fromValues<int64_t>({2}, {1, 0});
+  ASSERT_TRUE(x && y);
+  Result<std::vector<Tensor>> results = forward->callResults({*x, *y});
+  ASSERT_TRUE(results) << results.errorText();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ(*(*results)[0].toVector<float>(), (std::vector<float>{0, 1, 2, 0}));
+  EXPECT_NEAR((*(*results)[1].toVector<float>())[0], logitsAndLossExpected(), 1e-6);
+  Result<Tensor> single = forward->call({*x, *y});
+  EXPECT_FALSE(single);
+}
+
 } // namespace

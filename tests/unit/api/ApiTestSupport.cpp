@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -74,6 +75,29 @@ std::vector<float> mlpInput(int64_t rows, unsigned seed) {
     v = float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
   }
   return values;
+}
+
+Model logitsAndLossModel(Device device) {
+  constexpr const char *source = R"mdl(model Head<D: device>(n: int, k: int) {
+  param weight: f32[k, n]
+  fn forward(x: f32[B, n] @ D, y: i64[B] @ D) -> (f32[B, k] @ D, f32[] @ D) {
+    let logits = x @ weight.T
+    return logits, cross_entropy(logits, y)
+  }
+}
+)mdl";
+  Result<Program> program = Program::compileString(source, "head.mdl");
+  EXPECT_TRUE(program) << program.errorText();
+  Result<Model> model = program->instantiate("Head", device, {{"n", 2}, {"k", 2}});
+  EXPECT_TRUE(model) << model.errorText();
+  std::string weights = safetensors({{"weight", {2, 2}, {1, 0, 0, 1}}});
+  Status loaded = model->loadWeightsFromMemory(weights.data(), weights.size());
+  EXPECT_TRUE(loaded) << loaded.errorText();
+  return *model;
+}
+
+double logitsAndLossExpected() {
+  return (std::log(1 + std::exp(-1.0)) + std::log(1 + std::exp(-2.0))) / 2;
 }
 
 } // namespace modelc::api::test

@@ -28,6 +28,14 @@ int runCommand(const std::string &command, std::string &output);
 /// The path of `file` in the source tree.
 std::string sourcePath(const std::string &file);
 
+/// A model whose forward returns two results, its logits and their mean
+/// cross-entropy, instantiated with n = k = 2 on `device` and weights that
+/// make the logits the input itself.
+Model logitsAndLossModel(Device device);
+/// Its loss for x = [[0, 1], [2, 0]], y = [1, 0] (each row picks its larger
+/// logit): (log(1 + e^-1) + log(1 + e^-2)) / 2.
+double logitsAndLossExpected();
+
 } // namespace modelc::api::test
 
 #endif // MODELC_TESTS_UNIT_API_APITESTSUPPORT_H

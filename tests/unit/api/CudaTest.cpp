@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -212,6 +213,25 @@ TEST(ApiCudaDriver, WithoutADriverCompilingIsAStructuredError) {
   EXPECT_NE(zeros.errorText().find("no CUDA driver found"), std::string::npos);
   setCudaBackend(CudaBackend::Default);
   unsetenv("MODELC_CUDA_DRIVER_LIBRARY");
+}
+
+TEST_F(ApiCuda, SeveralResultsStayOnTheGpu) {
+  Result<Function> forward = logitsAndLossModel(Device::cuda(0)).compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  Result<Tensor> y = Tensor::fromValues<int64_t>({2}, {1, 0});
+  ASSERT_TRUE(y);
+  Result<Tensor> yOnGpu = y->to(Device::cuda(0));
+  ASSERT_TRUE(yOnGpu) << yOnGpu.errorText();
+  Result<std::vector<Tensor>> results =
+      forward->callResults({onGpu({2, 2}, {0, 1, 2, 0}), *yOnGpu});
+  ASSERT_TRUE(results) << results.errorText();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].str(), "f32[2, 2] @ cuda:0");
+  EXPECT_EQ((*results)[1].str(), "f32[] @ cuda:0");
+  EXPECT_EQ(valuesOf((*results)[0]), (std::vector<float>{0, 1, 2, 0}));
+  std::vector<float> loss = valuesOf((*results)[1]);
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_NEAR(loss[0], logitsAndLossExpected(), 1e-6);
 }
 
 } // namespace

@@ -112,7 +112,8 @@ TEST(ExecutorTest, InputsBindSymbolicDimsConsistently) {
       {runtime::Tensor::zeros(runtime::DType::F32, {5, 3}), runtime::Device::cpu(), "y.npy"}};
   std::optional<BoundSignature> sig = checkInputs(*model, "forward", inputs, diags);
   ASSERT_TRUE(sig.has_value());
-  EXPECT_EQ(sig->resultShape, (runtime::Shape{5, 3}));
+  ASSERT_EQ(sig->results.size(), 1u);
+  EXPECT_EQ(sig->results[0].shape, (runtime::Shape{5, 3}));
   EXPECT_EQ(diags.errorCount(), 0u);
 
   inputs[1].tensor = runtime::Tensor::zeros(runtime::DType::F32, {4, 3});

@@ -55,9 +55,9 @@ TEST(SyntaxErrorTest, E0001MissingCloserIsRepairedInPlace) {
 TEST(SyntaxErrorTest, E0001DescribesTokensLikeAPerson) {
   EXPECT_EQ(parse("model { }")->diagnostics(), Lines{"E0001 1:7 expected identifier, found `{`"});
   EXPECT_EQ(parse("model M { fn f() { let model = 3 } }")->diagnostics(),
-            Lines{"E0001 1:24 expected identifier, found keyword `model`"});
+            Lines{"E0001 1:24 expected `(` or identifier, found keyword `model`"});
   EXPECT_EQ(parse("model M { fn f() -> { } }")->diagnostics(),
-            Lines{"E0001 1:21 expected type, found `{`"});
+            Lines{"E0001 1:21 expected type or `(`, found `{`"});
   EXPECT_EQ(parse("model M { fn f() { x = } }")->diagnostics(),
             Lines{"E0001 1:24 expected expression, found `}`"});
   EXPECT_EQ(parse("model M { fn f() { return 1 + } }")->diagnostics(),
@@ -75,7 +75,7 @@ TEST(SyntaxErrorTest, E0001DescribesTokensLikeAPerson) {
 TEST(SyntaxErrorTest, E0001AtEndOfFilePointsAtTheUnclosedBracket) {
   auto parsed = parse("model M {\n  fn f() {\n    return (x\n");
   const Diagnostic &diag = parsed->diags.diagnostics().at(0);
-  EXPECT_EQ(diag.message, "expected `)`, found end of file");
+  EXPECT_EQ(diag.message, "expected `,` or `)`, found end of file");
   EXPECT_EQ(diag.primaryRange().size(), 0u); // an insertion point at the end
   ASSERT_EQ(diag.labels.size(), 2u);
   EXPECT_EQ(diag.labels[1].message, "unclosed delimiter");
