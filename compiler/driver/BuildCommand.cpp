@@ -1,6 +1,8 @@
-//===- BuildCommand.cpp - `modelc build FILE --model M -o DIR` ------------===//
+//===- BuildCommand.cpp - `modelc build FILE [--model M] [-o OUT]` --------===//
 //
-// Compiles a model's device code ahead of time: splits the entry fn by
+// `modelc build net.mdl` compiles the file's model into net.mdlc beside it
+// (docs/artifacts.md). With --emit=cuda|ptx|cubin it instead writes, for
+// inspection, a model's device code: splits the entry fn by
 // device (compiler/cudagen), writes the plan as JSON and each GPU's kernels
 // as CUDA C++ (`--emit=cuda`), PTX or CUBIN (through NVRTC), and with
 // `--report` prints each kernel's costs and a roofline estimate.
@@ -30,17 +32,20 @@ namespace cl = llvm::cl;
 
 namespace modelc::driver {
 
-cl::SubCommand
-    buildCommand("build", "Compile a model's device code: the plan and CUDA C++/PTX/CUBIN kernels");
+cl::SubCommand buildCommand("build",
+                            "Compile a model ahead of time into a .mdlc artifact (or its device "
+                            "plan and CUDA C++/PTX/CUBIN kernels)");
 
 namespace {
 
 enum class EmitKind { Cuda, Ptx, Cubin, Mdlc };
 
-cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE"), cl::sub(buildCommand),
+cl::opt<std::string> fileOpt(cl::Positional, cl::desc("FILE"), cl::sub(buildCommand),
                              cl::cat(driverCategory()));
-cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"), cl::desc("The model to build"),
-                              cl::Required, cl::sub(buildCommand), cl::cat(driverCategory()));
+cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
+                              cl::desc("The model to build (default: the file's one model whose "
+                                       "arguments are all given or defaulted)"),
+                              cl::sub(buildCommand), cl::cat(driverCategory()));
 cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
                              cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
                              cl::sub(buildCommand), cl::cat(driverCategory()));
@@ -73,8 +78,10 @@ cl::opt<EmitKind> emitOpt(
                           "One .mdlc artifact for this cpu and the GPUs (default when -o ends in "
                           ".mdlc; docs/artifacts.md)")),
     cl::init(EmitKind::Cuda), cl::sub(buildCommand), cl::cat(driverCategory()));
-cl::opt<std::string> outputOpt("o", cl::value_desc("DIR"),
-                               cl::desc("Output directory (created if missing)"),
+cl::opt<std::string> outputOpt("o", cl::value_desc("FILE.mdlc | DIR"),
+                               cl::desc("The artifact (default: FILE with the extension .mdlc, "
+                                        "beside it), or for --emit=cuda|ptx|cubin the output "
+                                        "directory (created if missing)"),
                                cl::sub(buildCommand), cl::cat(driverCategory()));
 cl::opt<std::string> weightsOpt("weights", cl::value_desc("FILE.safetensors"),
                                 cl::desc("--emit=mdlc: build these weights into the artifact"),
@@ -222,13 +229,24 @@ int fail(llvm::Error err, int code) {
 } // namespace
 
 int runBuild() {
+  if (fileOpt.empty())
+    return reportMissingFile("build", "FILE.mdl [--model NAME] [-o NET.mdlc]",
+                             shouldColorStderr(colorOpt));
+  // `modelc build net.mdl` writes net.mdlc beside it.
+  bool emitGiven = emitOpt.getNumOccurrences();
+  if (outputOpt.empty() && !reportOpt && (!emitGiven || emitOpt == EmitKind::Mdlc)) {
+    llvm::SmallString<256> beside(fileOpt.getValue());
+    llvm::sys::path::replace_extension(beside, "mdlc");
+    outputOpt = beside.str().str();
+  }
   if (outputOpt.empty() && !reportOpt) {
-    reportDriverError("`modelc build` needs an output directory (-o DIR) or --report",
+    reportDriverError("`modelc build --emit=cuda|ptx|cubin` needs an output directory (-o DIR) "
+                      "or --report",
                       shouldColorStderr(colorOpt));
     return ExitUsageOrIO;
   }
-  bool artifact = emitOpt.getNumOccurrences() ? emitOpt == EmitKind::Mdlc
-                                              : llvm::StringRef(outputOpt).ends_with(".mdlc");
+  bool artifact =
+      emitGiven ? emitOpt == EmitKind::Mdlc : llvm::StringRef(outputOpt).ends_with(".mdlc");
   // An artifact is compiled for this machine's cpu unless --device says otherwise.
   if (artifact && !deviceOpt.getNumOccurrences())
     deviceOpt = "cpu";

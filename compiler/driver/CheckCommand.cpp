@@ -31,7 +31,7 @@ namespace {
 enum class OutputFormat { Text, Json };
 enum class WarningFlag { Error };
 
-cl::list<std::string> inputFiles(cl::Positional, cl::OneOrMore, cl::desc("FILE... ('-' is stdin)"),
+cl::list<std::string> inputFiles(cl::Positional, cl::ZeroOrMore, cl::desc("FILE... ('-' is stdin)"),
                                  cl::sub(checkCommand), cl::cat(driverCategory()));
 
 cl::opt<OutputFormat>
@@ -151,6 +151,8 @@ void checkFile(llvm::StringRef path, const CompileOptions &options, bool color, 
 
 int runCheck() {
   bool color = formatOpt == OutputFormat::Text && shouldColorStderr(colorOpt);
+  if (inputFiles.empty())
+    return reportMissingFile("check", "FILE... ('-' is stdin)", color);
 
   CompileOptions options;
   options.disableFree = true; // a one-shot process: the OS frees faster

@@ -33,6 +33,10 @@ llvm::cl::OptionCategory &driverCategory();
 /// environment, then the source tree's stdlib).
 std::string stdlibDirFor(llvm::StringRef given);
 
+/// Reports that `modelc <command>` was given no file (`usage` shows what it
+/// takes) and returns the usage exit code.
+int reportMissingFile(llvm::StringRef command, llvm::StringRef usage, bool color);
+
 extern llvm::cl::SubCommand checkCommand;
 int runCheck();
 

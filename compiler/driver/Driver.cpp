@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommandLineErrors.h"
 #include "Commands.h"
 #include "DriverOutput.h"
 
@@ -14,6 +15,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <vector>
 
 namespace modelc::driver {
 
@@ -37,6 +40,13 @@ std::string stdlibDirFor(llvm::StringRef given) {
   if (llvm::sys::fs::is_directory(installed))
     return installed.str().str();
   return {};
+}
+
+int reportMissingFile(llvm::StringRef command, llvm::StringRef usage, bool color) {
+  reportDriverError("`modelc " + command + "` needs a file: modelc " + command + " " + usage +
+                        " (see `modelc " + command + " --help`)",
+                    color);
+  return ExitUsageOrIO;
 }
 
 namespace {
@@ -75,18 +85,24 @@ int main(int argc, char **argv) {
     llvm::cl::HideUnrelatedOptions(driverCategory(), *command.subcommand);
   llvm::cl::SetVersionPrinter(printVersion);
 
-  if (!llvm::cl::ParseCommandLineOptions(
+  std::vector<llvm::cl::SubCommand *> subcommands;
+  for (const Command &command : commandTable)
+    subcommands.push_back(command.subcommand);
+  if (!parseCommandLine(
           argc, argv,
           "modelc: a compiler for device-checked neural-network models\n\n"
           "  modelc check FILE...   type-check models, devices included\n"
           "  modelc explain CODE    explain a diagnostic code, e.g. E0301\n"
           "  modelc lsp             run the language server over stdin/stdout\n"
           "  modelc emit FILE       print a model's AST or IR (--stage=ast|mdl|linalg|llvm)\n"
-          "  modelc run FILE        run a model on the cpu with weights and inputs\n"
-          "  modelc build FILE      write a model's CUDA kernels and device plan (-o DIR)\n"
+          "  modelc run FILE        run a model (or a .mdlc artifact) with weights and inputs\n"
+          "  modelc build FILE      compile a model ahead of time into FILE.mdlc (or, with\n"
+          "                         --emit=cuda|ptx|cubin -o DIR, its device plan and kernels)\n"
           "  modelc import-torch FILE.py:Class\n"
-          "                         import a torch.nn.Module into .mdl and check its devices\n",
-          &llvm::errs()))
+          "                         import a torch.nn.Module into .mdl and check its devices\n\n"
+          "  Without --model, build, run and emit use the file's one model whose value\n"
+          "  arguments are all given (--args) or defaulted.\n",
+          subcommands))
     return ExitUsageOrIO;
 
   for (const Command &command : commandTable)

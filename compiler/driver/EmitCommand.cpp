@@ -27,7 +27,7 @@ namespace {
 
 enum class Stage { Ast, Mdl, Linalg, Llvm };
 
-cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE"), cl::sub(emitCommand),
+cl::opt<std::string> fileOpt(cl::Positional, cl::desc("FILE"), cl::sub(emitCommand),
                              cl::cat(driverCategory()));
 cl::opt<Stage>
     stageOpt("stage", cl::desc("What to print"),
@@ -36,7 +36,9 @@ cl::opt<Stage>
                         clEnumValN(Stage::Linalg, "linalg", "after mdl-to-linalg"),
                         clEnumValN(Stage::Llvm, "llvm", "after the cpu pipeline (LLVM dialect)")),
              cl::init(Stage::Mdl), cl::sub(emitCommand), cl::cat(driverCategory()));
-cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"), cl::desc("The model to emit"),
+cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
+                              cl::desc("The model to emit (default: the file's one model whose "
+                                       "arguments are all given or defaulted)"),
                               cl::sub(emitCommand), cl::cat(driverCategory()));
 cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
                              cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
@@ -67,6 +69,9 @@ cl::opt<ColorChoice>
 } // namespace
 
 int runEmit() {
+  if (fileOpt.empty())
+    return reportMissingFile("emit", "FILE.mdl [--stage=ast|mdl|linalg|llvm] [--model NAME]",
+                             shouldColorStderr(colorOpt));
   ModelOptions options{fileOpt, modelOpt,   argsOpt,   deviceOpt,
                        fnOpt,   importDirs, stdlibOpt, colorOpt};
   int exitCode = ExitClean;

@@ -17,11 +17,16 @@ namespace modelc::driver {
 
 llvm::cl::SubCommand explainCommand("explain", "Print the long explanation of a diagnostic code");
 
-static llvm::cl::opt<std::string> codeArg(llvm::cl::Positional, llvm::cl::Required,
-                                          llvm::cl::desc("CODE"), llvm::cl::sub(explainCommand),
+static llvm::cl::opt<std::string> codeArg(llvm::cl::Positional, llvm::cl::desc("CODE"),
+                                          llvm::cl::sub(explainCommand),
                                           llvm::cl::cat(driverCategory()));
 
 int runExplain() {
+  if (codeArg.empty()) {
+    reportDriverError("`modelc explain` needs a diagnostic code, e.g. `modelc explain E0301`",
+                      shouldColorStderr(ColorChoice::Auto));
+    return ExitUsageOrIO;
+  }
   std::string code = llvm::StringRef(codeArg).trim().upper();
   std::optional<DiagId> id = lookupDiagCode(code);
   if (!id) {

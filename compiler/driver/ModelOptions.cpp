@@ -56,10 +56,16 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
   if (!needModel)
     return loaded;
 
-  if (options.model.empty()) {
-    reportDriverError("no model given; name one with `--model NAME`", color);
-    exitCode = ExitUsageOrIO;
-    return std::nullopt;
+  std::string modelName = options.model;
+  if (modelName.empty()) {
+    llvm::Expected<std::string> chosen = mlirgen::chooseModel(
+        *compilation.program(), *compilation.mainModule(), options.args, options.fn);
+    if (!chosen) {
+      reportDriverError(llvm::toString(chosen.takeError()), color);
+      exitCode = ExitUsageOrIO;
+      return std::nullopt;
+    }
+    modelName = *chosen;
   }
   llvm::Expected<sema::Device> device = mlirgen::parseDevice(options.device);
   if (!device) {
@@ -68,7 +74,7 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
     return std::nullopt;
   }
   llvm::Expected<mlirgen::ConcreteModel> model =
-      mlirgen::instantiateModel(*compilation.program(), options.model, options.args, *device);
+      mlirgen::instantiateModel(*compilation.program(), modelName, options.args, *device);
   if (!model) {
     reportDriverError(llvm::toString(model.takeError()), color);
     exitCode = ExitUsageOrIO;

@@ -41,7 +41,9 @@ struct LoadedModel {
 };
 
 /// Checks `options.file` (printing its diagnostics) and, when `needModel`,
-/// instantiates `--model`. Returns nullopt with `exitCode` set on failure.
+/// instantiates `--model`, or without it the file's one model that
+/// `mlirgen::chooseModel` finds. Returns nullopt with `exitCode` set on
+/// failure.
 std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel, int &exitCode);
 
 /// Prints the diagnostics of `engine` (text, on stderr) and the summary line.

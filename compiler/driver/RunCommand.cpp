@@ -32,9 +32,11 @@ cl::SubCommand runCommand("run", "Run a model's entry fn on the cpu with weights
 
 namespace {
 
-cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE"), cl::sub(runCommand),
+cl::opt<std::string> fileOpt(cl::Positional, cl::desc("FILE"), cl::sub(runCommand),
                              cl::cat(driverCategory()));
-cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"), cl::desc("The model to run"),
+cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
+                              cl::desc("The model to run (default: the file's one model whose "
+                                       "arguments are all given or defaulted)"),
                               cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
                              cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
@@ -101,6 +103,9 @@ int reportRunFailure(llvm::Error error, bool color) {
 } // namespace
 
 int runRun() {
+  if (fileOpt.empty())
+    return reportMissingFile("run", "FILE.mdl|NET.mdlc [--model NAME] --input X.npy...",
+                             shouldColorStderr(colorOpt));
   std::optional<cudaexec::CudaMode> cudaMode;
   if (cudaOpt.getNumOccurrences()) {
     llvm::Expected<cudaexec::CudaMode> mode = cudaexec::parseCudaMode(cudaOpt);

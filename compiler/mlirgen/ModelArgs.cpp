@@ -31,7 +31,103 @@ std::optional<double> literalValue(const ast::Expr *expr) {
   return std::nullopt;
 }
 
+llvm::Error missingArg(const sema::ModelInfo &model, llvm::StringRef name) {
+  return argError("missing model argument '" + name + "' of model '" + model.name +
+                  "'; give it with `--args " + name + "=VALUE` (" + modelSignature(*model.decl) +
+                  ")");
+}
+
+/// `in=784, hidden=256` by name.
+llvm::Expected<llvm::StringMap<std::string>> parseArgs(llvm::StringRef args) {
+  llvm::StringMap<std::string> given;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  args.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    auto [name, value] = part.split('=');
+    name = name.trim();
+    value = value.trim();
+    if (name.empty() || value.empty() || !part.contains('='))
+      return argError("malformed model argument '" + part + "' (expected name=value)");
+    if (!given.try_emplace(name, value.str()).second)
+      return argError("model argument '" + name + "' is given twice");
+  }
+  return given;
+}
+
+/// Whether `--args` = `given` names only parameters of `model` and leaves
+/// out none without a default.
+bool argsComplete(const sema::ModelInfo &model, const llvm::StringMap<std::string> &given) {
+  for (const auto &entry : given)
+    if (llvm::none_of(model.valueParams,
+                      [&](const sema::ValueParamInfo &p) { return p.name == entry.getKey(); }))
+      return false;
+  return llvm::all_of(model.valueParams, [&](const sema::ValueParamInfo &p) {
+    return p.hasDefault || given.contains(p.name);
+  });
+}
+
 } // namespace
+
+std::string mlirgen::modelSignature(const ast::ModelDecl &model) {
+  std::string text = model.name.name;
+  for (size_t i = 0; i < model.deviceParams.size(); ++i)
+    text += (i ? ", " : "<") + model.deviceParams[i].name.name + ": device" +
+            (i + 1 == model.deviceParams.size() ? ">" : "");
+  text += "(";
+  for (size_t i = 0; i < model.valueParams.size(); ++i)
+    text += (i ? ", " : "") + model.valueParams[i].range.text().str();
+  return text + ")";
+}
+
+llvm::Expected<std::string> mlirgen::chooseModel(const sema::CheckedProgram &program,
+                                                 const ast::Module &file, llvm::StringRef args,
+                                                 llvm::StringRef fnName) {
+  llvm::Expected<llvm::StringMap<std::string>> given = parseArgs(args);
+  if (!given)
+    return given.takeError();
+  std::vector<const sema::ModelInfo *> models, usable;
+  for (const auto &m : program.models)
+    if (m->module == &file)
+      models.push_back(m.get());
+  for (const sema::ModelInfo *m : models)
+    if (argsComplete(*m, *given) &&
+        llvm::any_of(m->fns, [&](const sema::FnInfo &fn) { return fn.name == fnName; }))
+      usable.push_back(m);
+  // A helper block of the file is a submodel of the model that uses it.
+  if (usable.size() > 1) {
+    std::vector<const sema::ModelInfo *> roots;
+    for (const sema::ModelInfo *m : usable) {
+      bool used = llvm::any_of(models, [&](const sema::ModelInfo *user) {
+        return llvm::any_of(user->submodels, [&](const sema::SubmodelInfo &s) {
+          if (s.type.instance && s.type.instance->model == m)
+            return true;
+          return s.type.instances &&
+                 llvm::any_of(*s.type.instances, [&](const auto &i) { return i->model == m; });
+        });
+      });
+      if (!used)
+        roots.push_back(m);
+    }
+    if (roots.size() == 1)
+      usable = roots;
+  }
+  if (usable.size() == 1)
+    return usable.front()->name;
+
+  std::string message;
+  if (models.empty())
+    message = "'" + file.fileName + "' declares no model";
+  else if (usable.empty())
+    message = "no model of '" + file.fileName + "' has fn `" + fnName.str() +
+              "` and every value argument given (--args) or defaulted; name one with "
+              "`--model NAME` and give its arguments with `--args NAME=VALUE,...`. Its models:";
+  else
+    message = "'" + file.fileName + "' has several models that could run; name one with " +
+              "`--model NAME`. Its models:";
+  for (const sema::ModelInfo *m : models)
+    message += "\n  " + modelSignature(*m->decl);
+  return argError(message);
+}
 
 const sema::FnInfo *ConcreteModel::findFn(llvm::StringRef name) const {
   for (const sema::FnInfo &fn : concrete.fns)
@@ -68,18 +164,10 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
                     (names.empty() ? "" : " (models: " + names + ")"));
   }
 
-  llvm::StringMap<std::string> given;
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  args.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef part : parts) {
-    auto [name, value] = part.split('=');
-    name = name.trim();
-    value = value.trim();
-    if (name.empty() || value.empty() || !part.contains('='))
-      return argError("malformed model argument '" + part + "' (expected name=value)");
-    if (!given.try_emplace(name, value.str()).second)
-      return argError("model argument '" + name + "' is given twice");
-  }
+  llvm::Expected<llvm::StringMap<std::string>> givenOrError = parseArgs(args);
+  if (!givenOrError)
+    return givenOrError.takeError();
+  llvm::StringMap<std::string> &given = *givenOrError;
   for (const auto &entry : given)
     if (llvm::none_of(model->valueParams,
                       [&](const sema::ValueParamInfo &p) { return p.name == entry.getKey(); }))
@@ -104,7 +192,7 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
       } else if (p.defaultParam && *p.defaultParam < ints.size()) {
         value = ints[*p.defaultParam]; // `stride: int = kernel`
       } else {
-        return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
+        return missingArg(*model, p.name);
       }
       ints.push_back(value);
       continue;
@@ -125,7 +213,7 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
       value = from.kind == ast::ScalarKind::Int ? double(ints[*p.defaultParam])
                                                 : result.scalarArgs[from.name];
     } else {
-      return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
+      return missingArg(*model, p.name);
     }
     result.scalarArgs[p.name] = value;
     ints.push_back(0); // not an int: instantiate ignores it

@@ -43,6 +43,19 @@ llvm::Expected<ConcreteModel> instantiateModel(const sema::CheckedProgram &progr
                                                llvm::StringRef modelName, llvm::StringRef args,
                                                sema::Device device);
 
+/// The model of `file` (a module of `program`) that `modelc build FILE` and
+/// `modelc run FILE` use when no `--model` is given: the one model of the
+/// file that has fn `fnName` and whose value arguments are all given in
+/// `args` or defaulted; among several, the one no other model of the file
+/// uses as a submodel. Otherwise an error that lists the file's models with
+/// their parameters.
+llvm::Expected<std::string> chooseModel(const sema::CheckedProgram &program,
+                                        const ast::Module &file, llvm::StringRef args,
+                                        llvm::StringRef fnName);
+
+/// `Conv<D: device>(in: int, stride: int = 1)`, as the model's header reads.
+std::string modelSignature(const ast::ModelDecl &model);
+
 } // namespace modelc::mlirgen
 
 #endif // MODELC_MLIRGEN_MODELARGS_H

@@ -934,10 +934,11 @@ Value BuiltinCall::conv2d() {
     return failed();
   }
   auto stride = pair(3, 1), padding = pair(4, 0), dilation = pair(5, 1);
-  std::optional<int64_t> groups = constInt(6, 1);
+  // Like stride, groups may be a model argument (`groups: g`).
+  std::optional<Dim> groups = given[6] ? dimValue(6) : std::optional<Dim>(Dim::constant(1));
   if (!stride || !padding || !dilation || !groups)
     return failed();
-  if (!positive(stride->first) || !positive(stride->second) || *groups <= 0) {
+  if (!positive(stride->first) || !positive(stride->second) || !positive(*groups)) {
     c.diags_.report(DiagId::ConvShapeMismatch, call.range, spec.name,
                     "stride and groups must be positive");
     return failed();
@@ -945,7 +946,7 @@ Value BuiltinCall::conv2d() {
   const auto &xd = x->type.shape.dims, &wd = w->type.shape.dims;
   size_t cAxis = xr - 3;
   Dim inChannels = xd[cAxis];
-  Dim expected = wd[1] * Dim::constant(*groups);
+  Dim expected = wd[1] * *groups;
   if (inChannels != expected) {
     c.diags_
         .report(DiagId::ConvShapeMismatch, x->range(), spec.name,

@@ -3,6 +3,7 @@
 #include "sema/Checker.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
@@ -317,9 +318,76 @@ void Checker::reportModelCall(const ast::Expr &expr, llvm::StringRef modelName) 
       .primary("declare it as a submodel: `name = " + modelName.str() + "(...)`");
 }
 
+namespace {
+
+/// `BatchNorm2d` -> `batch_norm2d`, `ReLU` -> `relu`: a submodel name for an
+/// instance of `modelName` (which may be `nn.BatchNorm2d`).
+std::string snakeCase(llvm::StringRef modelName) {
+  modelName = modelName.rsplit('.').second.empty() ? modelName : modelName.rsplit('.').second;
+  std::string out;
+  for (size_t i = 0; i < modelName.size(); ++i) {
+    char c = modelName[i];
+    bool wordStart = i > 0 && llvm::isUpper(c) && llvm::isLower(modelName[i - 1]) &&
+                     i + 1 < modelName.size() && llvm::isLower(modelName[i + 1]);
+    if (wordStart)
+      out += '_';
+    out += llvm::toLower(c);
+  }
+  return out;
+}
+
+/// Whether `e` reads only literals and the model's own arguments, so it
+/// means the same in the model's body as in a fn.
+bool onlyModelArguments(const ast::Expr *e, const ModelInfo &model) {
+  if (!e)
+    return false;
+  switch (e->kind()) {
+  case ast::Expr::Kind::IntLit:
+  case ast::Expr::Kind::FloatLit:
+  case ast::Expr::Kind::BoolLit:
+  case ast::Expr::Kind::StringLit:
+  case ast::Expr::Kind::DeviceLit:
+  case ast::Expr::Kind::DTypeLit:
+    return true;
+  case ast::Expr::Kind::Name: {
+    llvm::StringRef name = cast<ast::NameExpr>(e)->name;
+    return llvm::any_of(model.valueParams,
+                        [&](const ValueParamInfo &p) { return p.name == name; }) ||
+           llvm::any_of(model.decl->deviceParams,
+                        [&](const ast::DeviceParam &p) { return p.name.name == name; });
+  }
+  case ast::Expr::Kind::Unary:
+    return onlyModelArguments(cast<ast::UnaryExpr>(e)->operand.get(), model);
+  case ast::Expr::Kind::Binary:
+    return onlyModelArguments(cast<ast::BinaryExpr>(e)->lhs.get(), model) &&
+           onlyModelArguments(cast<ast::BinaryExpr>(e)->rhs.get(), model);
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+std::string Checker::freshSubmodelName(llvm::StringRef modelName) {
+  std::string base = snakeCase(modelName);
+  const ModelInfo &model = *fn_->model;
+  auto taken = [&](llvm::StringRef name) {
+    if (model.findState(name) || model.findSubmodel(name) || model.findFn(name) || isBuiltin(name))
+      return true;
+    if (llvm::any_of(model.valueParams, [&](const ValueParamInfo &p) { return p.name == name; }))
+      return true;
+    return llvm::any_of(fn_->scopes, [&](const auto &scope) { return scope.contains(name); });
+  };
+  std::string name = base;
+  for (int n = 2; taken(name); ++n)
+    name = base + std::to_string(n);
+  return name;
+}
+
 void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelName) {
   const ast::FnDecl *fnDecl = fn_->fn ? fn_->fn->decl : nullptr;
-  std::string name = letExpr == &expr ? letName : modelName.str();
+  bool named = letExpr == &expr && letStmt;
+  std::string name = named ? letName : freshSubmodelName(modelName);
   auto diag = diags_.report(DiagId::SubmodelInFn, expr.range, name,
                             fnDecl ? fnDecl->name.name : std::string("?"));
   diag.primary("`" + modelName.str() + "` is instantiated here, on every call")
@@ -338,8 +406,21 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
   std::string declLine = name + " = " + expr.range.text().str() + "\n" + indent;
   llvm::SMLoc at = fnDecl->range.begin;
   std::vector<Edit> edits = {{Range{at, at}, declLine}};
-  Applicability applicability = Applicability::HasPlaceholders;
-  if (letExpr == &expr && letStmt) {
+  // Its arguments must mean the same in the model's body.
+  const std::vector<ast::Arg> *args = nullptr;
+  if (auto *inst = dyn_cast<ast::InstantiateExpr>(&expr))
+    args = &inst->args;
+  else if (auto *call = dyn_cast<ast::CallExpr>(&expr))
+    args = &call->args;
+  bool movable = args && llvm::all_of(*args, [&](const ast::Arg &a) {
+                   return onlyModelArguments(a.value.get(), *fn_->model);
+                 });
+  Applicability applicability =
+      movable ? Applicability::MachineApplicable : Applicability::MaybeIncorrect;
+  if (!named) {
+    // `nn.BatchNorm2d(c)(x)` -> `batch_norm2d(x)`.
+    edits.push_back({expr.range, name});
+  } else {
     // Delete the whole `let` line: the name then refers to the submodel.
     const char *begin = letStmt->range.begin.getPointer();
     const char *end = letStmt->range.end.getPointer();
@@ -349,7 +430,6 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
       ++end;
     edits.push_back(
         {Range{llvm::SMLoc::getFromPointer(begin), llvm::SMLoc::getFromPointer(end)}, ""});
-    applicability = Applicability::MachineApplicable;
   }
   diag.help("declare `" + name + "` in the body of model `" + fn_->model->name + "`", edits,
             applicability);
@@ -917,8 +997,24 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
       diag.note("parameter `" + param.name + "` of `" + calleeText.str() + "` is declared on " +
                     expected.dev.str() + " here",
                 param.origin.range);
+    // `crit = Crit<cpu>(...)` called with values on D: pin it to D instead,
+    // when D is where the fn returns (else its result would move too).
+    bool repin = placement.kind == DeviceOrigin::Kind::Submodel && placement.editRange.isValid() &&
+                 param.type.dev.kind == Device::Kind::Param && !actual.isVar() && fn_->fn &&
+                 fn_->fn->result.isTensor() && resolve(fn_->fn->result.dev) == actual;
+    if (repin)
+      diag.help("pin `" + calleeText.str() + "` to " + actual.str(),
+                {{placement.editRange, actual.str()}});
+    // Into a submodel pinned away from where the fn returns, the moved
+    // argument comes back on the pin: review it.
+    bool returnsElsewhere = placement.kind == DeviceOrigin::Kind::Submodel && fn_->fn &&
+                            fn_->fn->result.isTensor() &&
+                            resolve(fn_->fn->result.dev) != expected.dev;
     if (!expected.dev.isVar())
-      diag.help("move the argument to " + expected.dev.str(), toEdits(*arg.expr, expected.dev));
+      diag.help((repin ? "or move the argument to " : "move the argument to ") + expected.dev.str(),
+                toEdits(*arg.expr, expected.dev),
+                repin || returnsElsewhere ? Applicability::MaybeIncorrect
+                                          : Applicability::MachineApplicable);
     ok = false;
   }
   if (!ok)

@@ -501,6 +501,9 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     if (!devices->empty()) {
       placement.kind = DeviceOrigin::Kind::Submodel;
       placement.range = Range::join(devices->front().range, devices->back().range);
+      // One device to re-pin: a fix may rewrite it.
+      if (devices->size() == 1)
+        placement.editRange = placement.range;
       placement.message =
           program_.save("submodel `" + name + "` is pinned to " + inst->devices[0].str() + " here");
     }
@@ -750,11 +753,15 @@ void Checker::finishFn() {
     auto diag = diags_.report(DiagId::CannotInferDevice, u.creation, u.text);
     diag.primary("nothing that uses this tensor decides its device")
         .note("modelc never defaults a created tensor to cpu");
-    if (ctx.home)
-      diag.help("place it on the model's device", {{u.creation.after(), " @ " + ctx.home->str()}},
+    if (std::optional<std::pair<Range, std::string>> to = transferAfter(u.creation))
+      // `zeros([2, f]).to(cuda:0)`: the device belongs to the creation.
+      diag.help("create it there: `@ " + to->second + "` instead of `.to(" + to->second + ")`",
+                {{to->first, " @ " + to->second}});
+    else if (ctx.home)
+      diag.help("place it on the model's device", placementEdits(u.creation, ctx.home->str()),
                 Applicability::MaybeIncorrect);
     else
-      diag.help("place it explicitly", {{u.creation.after(), " @ cuda:0"}},
+      diag.help("place it explicitly", placementEdits(u.creation, "cuda:0"),
                 Applicability::HasPlaceholders);
   }
   // Side-table types must not mention variables once the fn is done.
@@ -918,11 +925,37 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
   }
   case ast::Stmt::Kind::Expr: {
     auto &e = cast<ast::ExprStmt>(stmt);
-    if (e.expr)
-      checkExpr(*e.expr);
+    if (e.expr) {
+      Value v = checkExpr(*e.expr);
+      warnIfDiscardedTransfer(e, v);
+    }
     return;
   }
   }
+}
+
+void Checker::warnIfDiscardedTransfer(const ast::ExprStmt &stmt, const Value &result) {
+  // PyTorch's `x.to(dev)` as a statement: nn.Module.to moves the module in
+  // place, Tensor.to returns a copy and leaves `x` where it was.
+  auto *call = dyn_cast<ast::CallExpr>(stmt.expr.get());
+  auto *method = call ? dyn_cast<ast::MemberExpr>(call->callee.get()) : nullptr;
+  if (!method || method->member.name != "to" || call->args.size() != 1 || !result.type.isTensor())
+    return;
+  const ExprInfo &receiver = program_.infoFor(method->base.get());
+  if (!receiver.type.isTensor())
+    return;
+  Device from = resolve(receiver.type.dev), to = resolve(result.type.dev);
+  if (from == to)
+    return; // W0310 says it already
+  std::string name = shortText(method->base->range);
+  auto diag = diags_.report(DiagId::DiscardedTransfer, call->range, to.str(), name, from.str());
+  diag.primary("the moved tensor is dropped here")
+      .label(method->base->range, "still " + resolve(receiver.type).str())
+      .note("`Tensor.to` returns a moved copy and leaves the tensor where it was (unlike "
+            "`nn.Module.to`, which moves the module itself)");
+  if (isa<ast::NameExpr>(method->base.get()))
+    diag.help("bind the moved tensor to `" + name + "`",
+              {{Range{stmt.range.begin, stmt.range.begin}, "let " + name + " = "}});
 }
 
 void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
@@ -1057,6 +1090,51 @@ std::vector<Edit> Checker::toEdits(const ast::Expr &operand, Device target) {
           {operand.range.after(), ")" + to}};
 }
 
+/// The character after `r`'s trailing blanks, or before its leading ones.
+static char nextChar(Range r) {
+  const char *p = r.end.getPointer();
+  while (*p == ' ' || *p == '\t')
+    ++p;
+  return p[0] == '/' && p[1] == '/' ? '\n' : *p;
+}
+
+std::vector<Edit> Checker::placementEdits(Range creation, llvm::StringRef device) {
+  std::string at = " @ " + device.str();
+  // Bare only where it stands alone: `let t = zeros([n])`, `f(zeros([n]), x)`;
+  // `2.0 * zeros([n]) @ D` would place the product.
+  const char *floor = fn_ && fn_->model && fn_->model->decl
+                          ? fn_->model->decl->range.begin.getPointer()
+                          : creation.begin.getPointer();
+  llvm::StringRef before = llvm::StringRef(floor, creation.begin.getPointer() - floor).rtrim(" \t");
+  bool aloneBefore = before.empty() || llvm::StringRef("=(,[{\n").contains(before.back()) ||
+                     before.ends_with("return");
+  bool aloneAfter =
+      llvm::StringRef(")],}\n\r").contains(nextChar(creation)) || nextChar(creation) == '\0';
+  if (aloneBefore && aloneAfter)
+    return {{creation.after(), at}};
+  return {{Range{creation.begin, creation.begin}, "("}, {creation.after(), at + ")"}};
+}
+
+std::optional<std::pair<Range, std::string>> Checker::transferAfter(Range creation) {
+  llvm::StringRef rest(creation.end.getPointer());
+  if (!rest.starts_with(".to("))
+    return std::nullopt;
+  int depth = 0;
+  for (size_t i = 3; i < rest.size() && rest[i] != '\n'; ++i) {
+    if (rest[i] == '(')
+      ++depth;
+    else if (rest[i] == ')' && --depth == 0) {
+      llvm::StringRef device = rest.slice(4, i).trim();
+      if (device.empty() || device.contains(','))
+        return std::nullopt;
+      return std::make_pair(
+          Range{creation.end, llvm::SMLoc::getFromPointer(creation.end.getPointer() + i + 1)},
+          device.str());
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<Edit> Checker::castEdits(const ast::Expr &operand, ast::DType target) {
   return {{Range{operand.range.begin, operand.range.begin}, "cast("},
           {operand.range.after(), ", " + ast::dtypeName(target).str() + ")"}};
@@ -1094,15 +1172,64 @@ std::optional<Device> Checker::unifyDevices(llvm::StringRef op, Range opRange,
                                       "` was inferred from `" + use + "` here");
     }
     if (!fn_->unifier.unify(first->type.dev, v->type.dev, binding)) {
-      reportDeviceMismatch(op, opRange, *first, *v);
+      reportDeviceMismatch(op, opRange, *first, *v, operands);
       return std::nullopt;
     }
   }
   return first ? std::optional<Device>(resolve(first->type.dev)) : std::nullopt;
 }
 
-void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &a,
-                                   const Value &b) {
+std::optional<Device> Checker::meetingDevice(llvm::ArrayRef<const Value *> operands) {
+  llvm::SmallVector<std::pair<Device, int>, 4> counts;
+  for (const Value *v : operands) {
+    if (!v || !v->type.isTensor() || resolve(v->type.dev).isVar())
+      continue;
+    Device d = resolve(v->type.dev);
+    auto it = llvm::find_if(counts, [&](const auto &c) { return c.first == d; });
+    if (it == counts.end())
+      counts.push_back({d, 1});
+    else
+      ++it->second;
+  }
+  auto isOperandDevice = [&](Device d) {
+    return llvm::any_of(counts, [&](const auto &c) { return c.first == d; });
+  };
+  // The odd one out of three (`where(mask, a, b)`) moves.
+  llvm::stable_sort(counts, [](const auto &x, const auto &y) { return x.second > y.second; });
+  if (counts.size() > 1 && counts[0].second > counts[1].second)
+    return counts[0].first;
+  // Else the device the fn declares its result on, then the model's.
+  if (fn_ && fn_->fn && fn_->fn->result.isTensor()) {
+    Device result = resolve(fn_->fn->result.dev);
+    if (!result.isVar() && isOperandDevice(result))
+      return result;
+  }
+  if (fn_ && fn_->home && isOperandDevice(*fn_->home))
+    return *fn_->home;
+  return std::nullopt;
+}
+
+void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &first,
+                                   const Value &second, llvm::ArrayRef<const Value *> operands) {
+  // Report the operand that is not on the device the others meet on, next
+  // to one that is (which need not be the pair unification failed on).
+  if (std::optional<Device> meet = meetingDevice(operands)) {
+    auto on = [&](const Value *v, bool want) {
+      return v && v->type.isTensor() && !resolve(v->type.dev).isVar() &&
+             (resolve(v->type.dev) == *meet) == want;
+    };
+    auto odd = llvm::find_if(operands, [&](const Value *v) { return on(v, false); });
+    auto home = llvm::find_if(operands, [&](const Value *v) { return on(v, true); });
+    if (odd != operands.end() && home != operands.end()) {
+      reportDevicePair(op, opRange, **home, **odd, /*secondMoves=*/true);
+      return;
+    }
+  }
+  reportDevicePair(op, opRange, first, second, /*secondMoves=*/false);
+}
+
+void Checker::reportDevicePair(llvm::StringRef op, Range opRange, const Value &a, const Value &b,
+                               bool secondMoves) {
   Device da = resolve(a.type.dev), db = resolve(b.type.dev);
   DeviceOrigin oa = originOf(a), ob = originOf(b);
   if (oa.kind == DeviceOrigin::Kind::Placed || ob.kind == DeviceOrigin::Kind::Placed) {
@@ -1126,7 +1253,7 @@ void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Valu
   }
   // The odd one out is the operand that is not on the fn's device.
   std::optional<Device> home = fn_ ? fn_->home : std::nullopt;
-  bool aOdd = home && da != *home && db == *home;
+  bool aOdd = !secondMoves && home && da != *home && db == *home;
   const Value &odd = aOdd ? a : b, &other = aOdd ? b : a;
   const DeviceOrigin &oddOrigin = aOdd ? oa : ob, &otherOrigin = aOdd ? ob : oa;
   Device target = aOdd ? db : da;
@@ -1147,14 +1274,44 @@ void Checker::reportDeviceMismatch(llvm::StringRef op, Range opRange, const Valu
               toEdits(*odd.expr, target));
 }
 
+const ast::CallExpr *Checker::defaultDTypeCreation(const ast::Expr *e) {
+  if (auto *placed = llvm::dyn_cast_or_null<ast::BinaryExpr>(e))
+    if (program_.infoFor(placed).placement)
+      e = placed->lhs.get();
+  auto *call = llvm::dyn_cast_or_null<ast::CallExpr>(e);
+  auto *callee = call ? dyn_cast<ast::NameExpr>(call->callee.get()) : nullptr;
+  if (!callee || !isCreationOp(callee->name) || !call->argsRange.isValid())
+    return nullptr;
+  for (const ast::Arg &arg : call->args)
+    if ((arg.name && arg.name->name == "dtype") ||
+        (arg.value && program_.infoFor(arg.value.get()).type.kind() == Type::Kind::DType))
+      return nullptr;
+  return call;
+}
+
 bool Checker::requireSameDType(llvm::StringRef op, const Value &anchor, const Value &other) {
   if (anchor.type.dtype == other.type.dtype)
     return true;
-  auto diag = diags_.report(DiagId::DTypeMismatch, other.range(), ast::dtypeName(other.type.dtype),
-                            ast::dtypeName(anchor.type.dtype), op);
-  diag.primary(typeStr(other)).label(anchor.range(), typeStr(anchor));
-  if (other.expr)
-    diag.help("convert it with `cast`", castEdits(*other.expr, anchor.type.dtype));
+  // Convert the operand whose dtype the fn's declared result does not have.
+  const Value *odd = &other, *kept = &anchor;
+  if (fn_ && fn_->fn && fn_->fn->result.isTensor() && fn_->fn->result.dtype == other.type.dtype)
+    std::swap(odd, kept);
+  ast::DType target = kept->type.dtype;
+  auto diag = diags_.report(DiagId::DTypeMismatch, odd->range(), ast::dtypeName(odd->type.dtype),
+                            ast::dtypeName(target), op);
+  diag.primary(typeStr(*odd)).label(kept->range(), typeStr(*kept));
+  if (!odd->expr)
+    return false;
+  // `eye(n)` next to f16 values: create it as f16 rather than convert it.
+  if (const ast::CallExpr *creation = defaultDTypeCreation(odd->expr)) {
+    llvm::SMLoc close = llvm::SMLoc::getFromPointer(creation->argsRange.end.getPointer() - 1);
+    diag.help("create it as " + ast::dtypeName(target).str(),
+              {{Range{close, close}, (creation->args.empty() ? "dtype: " : ", dtype: ") +
+                                         ast::dtypeName(target).str()}});
+    diag.help("or convert it with `cast`", castEdits(*odd->expr, target));
+    return false;
+  }
+  diag.help("convert it with `cast`", castEdits(*odd->expr, target));
   return false;
 }
 

@@ -96,14 +96,36 @@ public:
   /// mismatch. Returns the common device, or nullopt after an error.
   std::optional<Device> unifyDevices(llvm::StringRef op, Range opRange, const ast::Expr &whole,
                                      llvm::ArrayRef<const Value *> operands);
-  void reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &a, const Value &b);
+  /// Reports that `first` and `second`, two of `operands`, are on different
+  /// devices, pointing at the operand that should move (see meetingDevice).
+  void reportDeviceMismatch(llvm::StringRef op, Range opRange, const Value &first,
+                            const Value &second, llvm::ArrayRef<const Value *> operands);
+  /// E0301/E0303 for `b` against `a`: `b` is the one to move when
+  /// `secondMoves`, else unless `a` is the one off the fn's device (a placed
+  /// creation is always the one reported).
+  void reportDevicePair(llvm::StringRef op, Range opRange, const Value &a, const Value &b,
+                        bool secondMoves);
+  /// Where operands on different devices should meet: the device most of
+  /// them are on; on a tie, the fn's declared result device, then the
+  /// model's; nullopt when none of these decides.
+  std::optional<Device> meetingDevice(llvm::ArrayRef<const Value *> operands);
   std::vector<Edit> toEdits(const ast::Expr &operand, Device target);
   std::vector<Edit> castEdits(const ast::Expr &operand, ast::DType target);
+  /// Edits that place the creation op at `creation` on `device`, in
+  /// parentheses unless it stands alone (a let value, an argument).
+  std::vector<Edit> placementEdits(Range creation, llvm::StringRef device);
+  /// `.to(dev)` written right after `creation`: its range and `dev`.
+  std::optional<std::pair<Range, std::string>> transferAfter(Range creation);
   /// Whether `.to(...)` can be appended to `e` without parentheses.
   static bool isPostfixSafe(const ast::Expr &e);
 
   // Dtypes and shapes
+  /// E0201 unless `anchor` and `other` have one dtype; the help converts
+  /// `other`, or `anchor` when `other` has the fn's declared result dtype.
   bool requireSameDType(llvm::StringRef op, const Value &anchor, const Value &other);
+  /// `e` when it is (or places) a creation op without a dtype argument
+  /// (`eye(n)`, `zeros([n]) @ D`), so a fix can pass `dtype:`; else null.
+  const ast::CallExpr *defaultDTypeCreation(const ast::Expr *e);
   std::optional<Shape> broadcast(const Shape &a, const Shape &b);
   /// Normalizes a (possibly negative) dim index of a tensor of `rank`
   /// (rank counts the explicit dims; a pack blocks positive indices).
@@ -122,6 +144,9 @@ public:
   Value checkMember(const ast::MemberExpr &expr);
   Value checkIndex(const ast::IndexExpr &expr);
   void reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelName);
+  /// A submodel name for an instance of `modelName` created inline in the
+  /// fn being checked (`batch_norm2d`), free in its model and fn.
+  std::string freshSubmodelName(llvm::StringRef modelName);
   /// A model instantiated where a value is expected: E0304 in a fn body.
   void reportModelCall(const ast::Expr &expr, llvm::StringRef modelName);
   /// The `let` being checked, so E0304 can name the variable and fix it.
@@ -179,6 +204,8 @@ private:
   void checkStmts(const std::vector<ast::StmtPtr> &body);
   void checkStmt(const ast::Stmt &stmt);
   void finishFn();
+  /// W0311 for a statement `x.to(dev)` whose result nothing uses.
+  void warnIfDiscardedTransfer(const ast::ExprStmt &stmt, const Value &result);
 
   /// The type written at `type` inside `model`; `sigSymbols` collects
   /// signature-local dims, `pack` is the `...` id of this signature.

@@ -81,6 +81,25 @@ TEST(ExecutorTest, InstantiatesWithArgumentsAndDefaults) {
   EXPECT_EQ(withGain->concrete.state[0].type.str(), "f32[3, 2] @ cuda:1");
 }
 
+// `modelc build tiny.mdl` without --model: the file's own model once its
+// arguments are given, never a stdlib model it imports.
+TEST(ExecutorTest, ChoosesTheFilesOneRunnableModel) {
+  auto c = compile();
+  auto chosen = mlirgen::chooseModel(*c->program(), *c->mainModule(), "in=2,out=3", "forward");
+  ASSERT_TRUE(bool(chosen)) << llvm::toString(chosen.takeError());
+  EXPECT_EQ(*chosen, "Tiny");
+  for (auto [args, fn] : {std::pair{"", "forward"}, std::pair{"in=2,out=3", "backward"},
+                          std::pair{"in=2,out=3,depth=1", "forward"}}) {
+    auto refused = mlirgen::chooseModel(*c->program(), *c->mainModule(), args, fn);
+    ASSERT_FALSE(bool(refused)) << args << " " << fn;
+    std::string message = llvm::toString(refused.takeError());
+    EXPECT_NE(message.find("\n  Tiny<D: device>(in: int, out: int, gain: float = 2.0)"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("Linear"), std::string::npos) << message;
+  }
+}
+
 TEST(ExecutorTest, RejectsBadModelArguments) {
   auto c = compile();
   auto expectError = [&](llvm::StringRef model, llvm::StringRef args, llvm::StringRef message) {
@@ -88,7 +107,9 @@ TEST(ExecutorTest, RejectsBadModelArguments) {
     ASSERT_FALSE(bool(m));
     EXPECT_EQ(llvm::toString(m.takeError()), message.str());
   };
-  expectError("Tiny", "in=2", "missing model argument 'out' of model 'Tiny'");
+  expectError("Tiny", "in=2",
+              "missing model argument 'out' of model 'Tiny'; give it with `--args out=VALUE` "
+              "(Tiny<D: device>(in: int, out: int, gain: float = 2.0))");
   expectError("Tiny", "in=2,out=x", "model argument 'out' must be an int, got 'x'");
   expectError("Tiny", "in=2,out=3,gain=fast", "model argument 'gain' must be a float, got 'fast'");
   expectError("Tiny", "in=2,out=3,in=4", "model argument 'in' is given twice");

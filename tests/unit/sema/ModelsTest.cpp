@@ -129,7 +129,8 @@ model M<D: device>(n: int) {
   }
 })");
   ASSERT_EQ(c.codes(), std::vector<std::string>{"E0304"}) << c.dump();
-  EXPECT_EQ(c.find("E0304")->message, "submodel `Inner` is created inside `fn forward`");
+  // Named for the fix that declares it in the model: `inner = Inner<cuda:0>(n)`.
+  EXPECT_EQ(c.find("E0304")->message, "submodel `inner` is created inside `fn forward`");
 }
 
 TEST(ModelsTest, SubmodelArgumentsAreChecked) {

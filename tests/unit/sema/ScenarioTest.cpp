@@ -187,16 +187,17 @@ TEST(ScenarioTest, EmbeddingTableOnCpu) {
   ASSERT_EQ(c.codes(), std::vector<std::string>{"E0301"}) << c.dump();
   const Diagnostic &d = *c.find("E0301");
   EXPECT_EQ(d.message, "operands of `embedding` are on different devices");
-  // The table is the model's state, so the odd one out is the index tensor.
-  EXPECT_EQ(d.primaryRange().text(), "tokens");
-  EXPECT_EQ(d.labels.front().message, "i64[B, T] @ cuda:0");
-  EXPECT_EQ(secondaryLabel(d)->range.text(), "table");
-  EXPECT_EQ(secondaryLabel(d)->message, "f32[vocab, dim] @ cpu");
+  // The fn returns on cuda:0, so the table is the one to move (moving the
+  // tokens to the cpu would return on the cpu: E0307).
+  EXPECT_EQ(d.primaryRange().text(), "table");
+  EXPECT_EQ(d.labels.front().message, "f32[vocab, dim] @ cpu");
+  EXPECT_EQ(secondaryLabel(d)->range.text(), "tokens");
+  EXPECT_EQ(secondaryLabel(d)->message, "i64[B, T] @ cuda:0");
   EXPECT_TRUE(hasNote(d, "`table` is declared on cpu here"));
   EXPECT_TRUE(hasNote(d, "`tokens` is a fn parameter declared on cuda:0 here"));
-  const Suggestion *to = helpWith(d, ".to(cpu)");
+  const Suggestion *to = helpWith(d, ".to(cuda:0)");
   ASSERT_NE(to, nullptr);
-  EXPECT_NE(applyEdits(c, *to).find("embedding(tokens.to(cpu), table)"), std::string::npos);
+  EXPECT_NE(applyEdits(c, *to).find("embedding(tokens, table.to(cuda:0))"), std::string::npos);
 }
 
 TEST(ScenarioTest, RedundantTransfer) {
