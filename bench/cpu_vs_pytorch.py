@@ -33,7 +33,6 @@ import argparse
 import ctypes
 import json
 import os
-import resource
 import struct
 import subprocess
 import sys
@@ -336,8 +335,9 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
 
 
 def peak_rss(opts):
-    """Peak RSS (ru_maxrss of a fresh process) of `modelc run` on LeNet-5 and
-    of PyTorch loading the same weights and running the same forward."""
+    """Peak RSS (ru_maxrss of a fresh process, through /usr/bin/time) of
+    `modelc run` on LeNet-5 and of PyTorch loading the same weights and
+    running the same forward."""
     rows = []
     mdl, model_name, _, _, shape = MODELS["lenet5"]
     weights = os.path.join(opts.work, "lenet5.safetensors")
@@ -354,13 +354,19 @@ def peak_rss(opts):
                               stem + ".npy"],
         }
         for what, cmd in cmds.items():
+            # GNU time forks the command from its own small process: ru_maxrss
+            # of a child forked from this Python (torch loaded) would start at
+            # this process's RSS.
+            rss_file = os.path.join(opts.work, "rss.txt")
             start = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd,
+                                  stdout=subprocess.DEVNULL)
             wall = time.perf_counter() - start
-            if status != 0:
+            if proc.returncode != 0:
                 sys.exit("%s failed: %s" % (what, " ".join(cmd)))
-            rows.append((what, batch, usage.ru_maxrss / 1024.0, wall * 1000))
+            with open(rss_file) as f:
+                kib = int(f.read().split()[-1])
+            rows.append((what, batch, kib / 1024.0, wall * 1000))
     return rows
 
 
