@@ -128,12 +128,12 @@ model Affine<D: device>(n: int, bias: bool = true) {
   std::optional<InstantiatedModel> without =
       c.program().instantiate(*c.program().findModel("Affine"), {Device::cpu()}, {3, 0}, error);
   ASSERT_TRUE(without) << error;
-  EXPECT_EQ(stateNames(*without), (std::vector<std::string>{"inner.weight", "weight"}));
+  EXPECT_EQ(stateNames(*without), (std::vector<std::string>{"weight", "inner.weight"}));
   std::optional<InstantiatedModel> with =
       c.program().instantiate(*c.program().findModel("Affine"), {Device::cpu()}, {3}, error);
   ASSERT_TRUE(with) << error;
   EXPECT_EQ(stateNames(*with),
-            (std::vector<std::string>{"inner.weight", "inner.bias", "weight", "bias"}));
+            (std::vector<std::string>{"weight", "bias", "inner.weight", "inner.bias"}));
 }
 
 TEST(OptionsTest, BranchesAreRecordedForEachInstance) {
