@@ -14,13 +14,20 @@ modelDecl  : MODEL IDENT devParams? valueParams? '{' member* '}' ;
 devParams  : '<' devParam (',' devParam)* '>' ;
 devParam   : IDENT ':' DEVICE ;
 valueParams: '(' (valueParam (',' valueParam)*)? ')' ;
-valueParam : IDENT ':' scalarType ('=' expr)? ;
+valueParam : IDENT ':' (scalarType | optionType) ('=' expr)? ;
+// `activation: "relu" | "gelu" = "relu"`: one of the listed strings.
+optionType : STRING_LIT ('|' STRING_LIT)* ;
 
 member
   : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
   | IDENT '=' expr                                 # submodelMember
   | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
+  | memberIf                                       # ifMember
   ;
+// State and submodels that exist only when a compile-time condition holds:
+// `if bias { param bias: f32[out] }`.
+memberIf    : IF expr memberBlock (ELSE (memberIf | memberBlock))? ;
+memberBlock : '{' member* '}' ;
 fnParam    : IDENT ':' type ;
 // One result, or several as a tuple: `-> (f32[B, 5] @ D, f32[] @ D)`.
 resultType : type | '(' type (',' type)* ','? ')' ;
@@ -44,8 +51,11 @@ stmt
   | RETURN (expr (',' expr)*)?             # returnStmt  // `return a, b` returns a tuple
   | FOR IDENT IDENT expr block             # forStmt   // `for x in xs`; `in` is contextual
   | IDENT '=' expr                         # assignStmt
+  | stmtIf                                 # ifStmt    // on compile-time values
   | expr                                   # exprStmt
   ;
+
+stmtIf     : IF expr block (ELSE (stmtIf | block))? ;
 
 // --------------------------------------------------------- expressions ---
 // Binary operators are one flat list; the AST builder applies precedence
@@ -86,7 +96,7 @@ sliceTail  : ':' expr? (':' expr?)? ;
 
 // -------------------------------------------------------------- tokens ---
 IMPORT : 'import' ;  MODEL : 'model' ;  PARAM : 'param' ;  BUFFER : 'buffer' ;
-FN : 'fn' ;  LET : 'let' ;  RETURN : 'return' ;  FOR : 'for' ;
+FN : 'fn' ;  LET : 'let' ;  RETURN : 'return' ;  FOR : 'for' ;  IF : 'if' ;  ELSE : 'else' ;
 TRUE : 'true' ;  FALSE : 'false' ;  AND : 'and' ;  OR : 'or' ;  NOT : 'not' ;
 DEVICE : 'device' ;  CPU : 'cpu' ;  CUDA : 'cuda' ;
 INT_T : 'int' ;  FLOAT_T : 'float' ;  BOOL : 'bool' ;

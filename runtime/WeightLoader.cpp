@@ -15,6 +15,23 @@ const BoundState *LoadedWeights::find(StringRef name) const {
   return it == IndexByName.end() ? nullptr : &Bindings[it->second];
 }
 
+/// A new tensor of `entry`'s dtype and shape with every element `value`.
+static Tensor filledTensor(const StateEntry &entry, double value) {
+  Tensor t = Tensor::zeros(entry.dtype, entry.shape);
+  if (value == 0)
+    return t;
+  llvm::SmallVector<int64_t, 4> index(entry.shape.size(), 0);
+  for (int64_t n = t.numel(); n > 0; --n) {
+    t.setFromDouble(index, value);
+    for (size_t d = index.size(); d-- > 0;) { // the next index, row-major
+      if (++index[d] < entry.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return t;
+}
+
 Expected<LoadedWeights> bindWeights(ArrayRef<StateEntry> declared, const SafeTensorsFile &file) {
   ProblemList problems(file.name());
   LoadedWeights loaded;
@@ -30,6 +47,11 @@ Expected<LoadedWeights> bindWeights(ArrayRef<StateEntry> declared, const SafeTen
       continue;
     }
     const SafeTensorsEntry *found = file.find(entry.name);
+    if (!found && entry.fillWhenMissing) {
+      loaded.IndexByName[entry.name] = loaded.Bindings.size();
+      loaded.Bindings.push_back({entry, filledTensor(entry, *entry.fillWhenMissing)});
+      continue;
+    }
     if (!found) {
       problems.add(entry.name + ": missing from the file (declared " + stateKindName(entry.kind) +
                    " " + entry.typeString() + ")");

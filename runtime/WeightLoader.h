@@ -23,6 +23,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct StateEntry {
   Shape shape;
   Device device;
   StateKind kind = StateKind::Param;
+  /// When set, the file may leave the entry out: it is then a new tensor
+  /// with every element this value (a buffer declared `= zeros(...)`, such as
+  /// BatchNorm's num_batches_tracked, which PyTorch also fills in).
+  std::optional<double> fillWhenMissing;
 
   /// `f32[256, 784] @ cpu`.
   std::string typeString() const { return formatTensorType(dtype, shape, device); }
@@ -66,7 +71,9 @@ private:
   llvm::StringMap<size_t> IndexByName;
 };
 
-/// Binds every entry of `declared` to the tensor of the same name in `file`.
+/// Binds every entry of `declared` to the tensor of the same name in `file`
+/// (an entry missing from the file that has fillWhenMissing gets a filled
+/// tensor of its own).
 /// On failure the error lists every problem, one per line, each naming the
 /// file and the entry, e.g.
 ///   weights.safetensors: fc1.weight: expected f32[256, 784], found f32[784, 256]

@@ -128,6 +128,38 @@ class Cnn(nn.Module):
         return self.fc(self.flatten(self.gap(x)))
 
 
+class BasicBlock(nn.Module):
+    """torchvision's ResNet BasicBlock: 3x3 convs without bias, each followed
+    by BatchNorm2d, and a 1x1 conv + BatchNorm2d on the shortcut when the
+    stride or width changes."""
+
+    def __init__(self, in_planes, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride=1, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = nn.Sequential(
+            nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.downsample(x))
+
+
+class WithoutBatchCounts:
+    """A module's state_dict less BatchNorm's num_batches_tracked, as files
+    written from older PyTorch versions or by hand are."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def state_dict(self):
+        return {k: v for k, v in self.module.state_dict().items()
+                if not k.endswith("num_batches_tracked")}
+
+
 class Encoder(nn.Module):
     """A 2-layer nn.TransformerEncoder; its state names are
     layers.0.self_attn.in_proj_weight, ..."""
@@ -238,6 +270,62 @@ def main():
     mask = causal_float_mask(8)
     save("transformer_encoder", enc.encoder, [x, mask],
          {"output": enc(x), "output_masked": enc.encoder(x, mask=mask)})
+
+    # --- optional state and options (bias=False, elementwise_affine, ...) ---
+    torch.manual_seed(0)
+    linear = nn.Linear(8, 6, bias=False).eval()
+    GEN = gen()
+    x = randn(3, 8)
+    save("linear_no_bias", linear, [x], {"output": linear(x)})
+
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False).eval()
+    dilated = nn.Conv2d(3, 4, 3, padding=2, dilation=2).eval()
+    GEN = gen()
+    x = randn(2, 3, 9, 9)
+    save("conv2d_no_bias", conv, [x], {"output": conv(x)})
+    save("conv2d_dilated", dilated, [x], {"output": dilated(x)})
+
+    norm = nn.LayerNorm(8, elementwise_affine=False).eval()
+    GEN = gen()
+    x = randn(2, 5, 8)
+    save("layernorm_no_affine", norm, [x], {"output": norm(x)})
+
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(4, affine=False).eval()
+    randomise_norm(bn)
+    GEN = gen()
+    x = randn(2, 4, 5, 5)
+    save("batchnorm2d_no_affine", bn, [x], {"output": bn(x)})
+
+    # PyTorch's default batch_first=False: [T, B, d_model] in and out.
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(32, 4, 64, activation="gelu", norm_first=True).eval()
+    randomise_biases(layer)
+    GEN = gen()
+    x = randn(8, 2, 32)
+    save("transformer_encoder_layer_seq_first", layer, [x], {"output": layer(x)})
+
+    # A ResNet basic block whose file has no num_batches_tracked.
+    torch.manual_seed(0)
+    block = BasicBlock(16, 32, 2).eval()
+    for m in block.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            randomise_norm(m)
+    GEN = gen()
+    x = randn(2, 16, 8, 8)
+    save("resnet_basic_block", WithoutBatchCounts(block), [x], {"output": block(x)})
+    # Stride 1, equal widths: no downsample, as ResNet._make_layer builds it.
+    torch.manual_seed(0)
+    block = BasicBlock(16, 16, 1).eval()
+    del block.downsample
+    block.downsample = lambda x: x
+    for m in block.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            randomise_norm(m)
+    GEN = gen()
+    x = randn(2, 16, 8, 8)
+    save("resnet_basic_block_identity", block, [x], {"output": block(x)})
 
     total = 0
     for dirpath, _, files in os.walk(OUT):

@@ -101,12 +101,17 @@ json::Value signatureToJson(const Artifact &artifact) {
 
 json::Value stateToJson(const Artifact &artifact) {
   json::Array entries;
-  for (const runtime::StateEntry &e : artifact.state)
-    entries.push_back(json::Object{{"name", e.name},
-                                   {"kind", runtime::stateKindName(e.kind)},
-                                   {"dtype", runtime::dtypeName(e.dtype)},
-                                   {"shape", json::Array(e.shape)},
-                                   {"device", e.device.str()}});
+  for (const runtime::StateEntry &e : artifact.state) {
+    json::Object entry{{"name", e.name},
+                       {"kind", runtime::stateKindName(e.kind)},
+                       {"dtype", runtime::dtypeName(e.dtype)},
+                       {"shape", json::Array(e.shape)},
+                       {"device", e.device.str()}};
+    // Optional, so artifacts without fills read as before.
+    if (e.fillWhenMissing)
+      entry["fill_when_missing"] = *e.fillWhenMissing;
+    entries.push_back(std::move(entry));
+  }
   return json::Object{{"state", std::move(entries)}};
 }
 
@@ -413,6 +418,11 @@ llvm::Error readState(llvm::StringRef text, llvm::StringRef file, Artifact &out)
       if (!extent || *extent < 0)
         return r.malformed("state '" + e.name + "' has a dim that is not a size");
       e.shape.push_back(*extent);
+    }
+    if (const json::Value *fill = (*o)->get("fill_when_missing")) {
+      e.fillWhenMissing = fill->getAsNumber();
+      if (!e.fillWhenMissing)
+        return r.malformed("state '" + e.name + "' has a fill that is not a number");
     }
     out.state.push_back(std::move(e));
   }

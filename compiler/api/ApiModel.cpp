@@ -86,6 +86,13 @@ Result<std::string> argsText(const ModelArgs &args) {
     case ArgValue::Kind::Bool:
       text = value.boolValue() ? "true" : "false";
       break;
+    case ArgValue::Kind::String:
+      if (value.stringValue().empty() ||
+          value.stringValue().find_first_of(",=") != std::string::npos)
+        return fail<std::string>("invalid option '" + value.stringValue() +
+                                 "' for model argument '" + name + "'");
+      text = value.stringValue();
+      break;
     }
     parts.push_back(name + "=" + text);
   }

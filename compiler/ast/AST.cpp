@@ -49,6 +49,8 @@ llvm::StringRef ast::scalarKindName(ScalarKind kind) {
     return "float";
   case ScalarKind::Bool:
     return "bool";
+  case ScalarKind::Option:
+    return "str";
   }
   llvm_unreachable("unknown scalar kind");
 }
@@ -153,7 +155,13 @@ private:
       end(param.range);
     }
     for (const ValueParam &param : model.valueParams) {
-      line() << "ValueParam " << param.name.name << ": " << scalarKindName(param.type);
+      line() << "ValueParam " << param.name.name << ": ";
+      if (param.type == ScalarKind::Option)
+        llvm::interleave(
+            param.options, os_, [&](const Ident &option) { os_ << '"' << option.name << '"'; },
+            " | ");
+      else
+        os_ << scalarKindName(param.type);
       end(param.range);
       if (param.defaultValue) {
         Nested inner(*this);
@@ -165,6 +173,7 @@ private:
       end(state.range);
       Nested inner(*this);
       dumpDoc(state.doc);
+      dumpGuards(state.guards);
       if (state.type)
         dumpType(*state.type);
       if (state.init)
@@ -175,11 +184,21 @@ private:
       end(submodel.range);
       Nested inner(*this);
       dumpDoc(submodel.doc);
+      dumpGuards(submodel.guards);
       if (submodel.init)
         dumpExpr(*submodel.init);
     }
     for (const FnDecl &fn : model.fns)
       dumpFn(fn);
+  }
+
+  void dumpGuards(const std::vector<MemberGuard> &guards) {
+    for (const MemberGuard &guard : guards) {
+      line() << (guard.holds ? "If" : "IfNot");
+      end(guard.condition->range);
+      Nested inner(*this);
+      dumpExpr(*guard.condition);
+    }
   }
 
   void dumpFn(const FnDecl &fn) {
@@ -308,6 +327,24 @@ private:
       Nested nested(*this);
       if (assign->value)
         dumpExpr(*assign->value);
+    } else if (const auto *branch = llvm::dyn_cast<IfStmt>(&stmt)) {
+      line() << "If";
+      end(branch->range);
+      Nested nested(*this);
+      if (branch->condition)
+        dumpExpr(*branch->condition);
+      line() << "Then\n";
+      {
+        Nested inner(*this);
+        for (const StmtPtr &bodyStmt : branch->thenBody)
+          dumpStmt(*bodyStmt);
+      }
+      if (branch->hasElse) {
+        line() << "Else\n";
+        Nested inner(*this);
+        for (const StmtPtr &bodyStmt : branch->elseBody)
+          dumpStmt(*bodyStmt);
+      }
     } else if (const auto *exprStmt = llvm::dyn_cast<ExprStmt>(&stmt)) {
       line() << "ExprStmt";
       end(exprStmt->range);

@@ -28,7 +28,7 @@
 namespace llvm {
 class raw_ostream;
 class SourceMgr;
-}
+} // namespace llvm
 
 namespace modelc::ast {
 
@@ -47,7 +47,9 @@ bool isFloating(DType dtype);
 bool isInteger(DType dtype); // i32, i64 (not bool)
 
 /// Scalar (non-tensor) value types of model arguments and fn parameters.
-enum class ScalarKind : uint8_t { Int, Float, Bool };
+/// Option: one of a list of strings (`activation: "relu" | "gelu"`), model
+/// arguments only.
+enum class ScalarKind : uint8_t { Int, Float, Bool, Option };
 llvm::StringRef scalarKindName(ScalarKind kind); // "int", ...
 
 //===----------------------------------------------------------------------===//
@@ -67,9 +69,9 @@ struct DeviceExpr {
 struct DimExpr {
   enum class Kind : uint8_t { Int, Name, Ellipsis, Binary };
   Kind kind = Kind::Int;
-  int64_t value = 0;        // Int
-  std::string name;         // Name
-  char op = 0;              // Binary: one of + - * /
+  int64_t value = 0;                 // Int
+  std::string name;                  // Name
+  char op = 0;                       // Binary: one of + - * /
   std::unique_ptr<DimExpr> lhs, rhs; // Binary
   Range range;
 };
@@ -80,7 +82,7 @@ struct DimExpr {
 struct TypeExpr {
   enum class Kind : uint8_t { Tensor, Scalar, Tuple };
   Kind kind = Kind::Tensor;
-  DType dtype = DType::F32;                 // Tensor
+  DType dtype = DType::F32;                   // Tensor
   std::vector<std::unique_ptr<DimExpr>> dims; // Tensor
   std::optional<DeviceExpr> device;         // Tensor; absent = model's device
   ScalarKind scalar = ScalarKind::Int;      // Scalar
@@ -188,18 +190,28 @@ public:
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Mod, Pow,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Pow,
   MatMul, // `a @ b`; sema treats `created @ device` as placement
-  Eq, Ne, Lt, Le, Gt, Ge,
-  And, Or
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or
 };
 llvm::StringRef binaryOpSpelling(BinaryOp op); // "+", "@", "and", ...
 
 class BinaryExpr : public Expr {
 public:
   BinaryExpr(Range r, BinaryOp op, ExprPtr lhs, ExprPtr rhs, Range opRange)
-      : Expr(Kind::Binary, r), op(op), lhs(std::move(lhs)), rhs(std::move(rhs)),
-        opRange(opRange) {}
+      : Expr(Kind::Binary, r), op(op), lhs(std::move(lhs)), rhs(std::move(rhs)), opRange(opRange) {}
   BinaryOp op;
   ExprPtr lhs, rhs;
   Range opRange;
@@ -238,8 +250,8 @@ public:
 /// One subscript: an index `i`, or a slice `a:b:c` with any part omitted.
 struct Slice {
   bool isSlice = false;
-  ExprPtr index;             // !isSlice
-  ExprPtr begin, end, step;  // isSlice; each may be null
+  ExprPtr index;            // !isSlice
+  ExprPtr begin, end, step; // isSlice; each may be null
   Range range;
 };
 
@@ -280,7 +292,7 @@ public:
 
 class Stmt {
 public:
-  enum class Kind : uint8_t { Let, LetTuple, Return, For, Assign, Expr };
+  enum class Kind : uint8_t { Let, LetTuple, Return, For, Assign, Expr, If };
   Stmt(Kind kind, Range range) : kind_(kind), range(range) {}
   virtual ~Stmt() = default;
   Kind kind() const { return kind_; }
@@ -339,6 +351,18 @@ public:
   static bool classof(const Stmt *s) { return s->kind() == Kind::Assign; }
 };
 
+/// `if cond { ... } else { ... }` on a compile-time condition (the model's
+/// value arguments); `else if` is an IfStmt alone in `elseBody`.
+class IfStmt : public Stmt {
+public:
+  IfStmt(Range r) : Stmt(Kind::If, r) {}
+  ExprPtr condition;
+  std::vector<StmtPtr> thenBody;
+  std::vector<StmtPtr> elseBody;
+  bool hasElse = false;
+  static bool classof(const Stmt *s) { return s->kind() == Kind::If; }
+};
+
 class ExprStmt : public Stmt {
 public:
   ExprStmt(Range r, ExprPtr e) : Stmt(Kind::Expr, r), expr(std::move(e)) {}
@@ -360,9 +384,18 @@ struct DeviceParam {
 struct ValueParam {
   Ident name;
   ScalarKind type = ScalarKind::Int;
+  std::vector<Ident> options; // ScalarKind::Option: `"relu" | "gelu"`, unquoted
   Range typeRange;
   ExprPtr defaultValue; // may be null
   Range range;
+};
+
+/// One condition a conditional member sits under: `if bias { ... }` gives
+/// {bias, true}; its `else` block {bias, false}. The expression is owned by
+/// the ModelDecl.
+struct MemberGuard {
+  const Expr *condition = nullptr;
+  bool holds = true;
 };
 
 /// `param weight: f32[out, in]` or `buffer mean: f32[c] @ cpu = zeros([c])`.
@@ -371,7 +404,8 @@ struct StateDecl {
   Kind kind = Kind::Param;
   Ident name;
   std::unique_ptr<TypeExpr> type;
-  ExprPtr init; // may be null (loaded from weights)
+  ExprPtr init;                    // may be null (loaded from weights)
+  std::vector<MemberGuard> guards; // all must hold for the state to exist
   std::string doc;
   Range range;
 };
@@ -380,6 +414,7 @@ struct StateDecl {
 struct SubmodelDecl {
   Ident name;
   ExprPtr init;
+  std::vector<MemberGuard> guards; // all must hold for the submodel to exist
   std::string doc;
   Range range;
 };
@@ -408,6 +443,8 @@ struct ModelDecl {
   std::vector<StateDecl> state;
   std::vector<SubmodelDecl> submodels;
   std::vector<FnDecl> fns;
+  /// The conditions of `if` blocks among the members (see MemberGuard).
+  std::vector<ExprPtr> memberConditions;
   std::string doc;
   Range range;
 };
@@ -421,7 +458,7 @@ struct ImportDecl {
 /// One parsed .mdl file.
 struct Module {
   std::string fileName;
-  unsigned bufferId = 0; // in the llvm::SourceMgr
+  unsigned bufferId = 0;                      // in the llvm::SourceMgr
   const llvm::SourceMgr *sourceMgr = nullptr; // set by the parser; for dump()
   std::vector<ImportDecl> imports;
   std::vector<ModelDecl> models;

@@ -40,9 +40,10 @@ cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
                               cl::desc("The model to emit (default: the file's one model whose "
                                        "arguments are all given or defaulted)"),
                               cl::sub(emitCommand), cl::cat(driverCategory()));
-cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
-                             cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
-                             cl::sub(emitCommand), cl::cat(driverCategory()));
+cl::opt<std::string> argsOpt(
+    "args", cl::value_desc("NAME=VALUE,..."),
+    cl::desc("The model's value arguments, e.g. in=784,hidden=256,bias=false,activation=gelu"),
+    cl::sub(emitCommand), cl::cat(driverCategory()));
 cl::opt<std::string> deviceOpt("device", cl::value_desc("DEVICE"),
                                cl::desc("Device for every device parameter: cpu or cuda:N "
                                         "(default cpu)"),

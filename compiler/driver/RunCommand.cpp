@@ -38,9 +38,10 @@ cl::opt<std::string> modelOpt("model", cl::value_desc("NAME"),
                               cl::desc("The model to run (default: the file's one model whose "
                                        "arguments are all given or defaulted)"),
                               cl::sub(runCommand), cl::cat(driverCategory()));
-cl::opt<std::string> argsOpt("args", cl::value_desc("NAME=VALUE,..."),
-                             cl::desc("The model's value arguments, e.g. in=784,hidden=256"),
-                             cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<std::string> argsOpt(
+    "args", cl::value_desc("NAME=VALUE,..."),
+    cl::desc("The model's value arguments, e.g. in=784,hidden=256,bias=false,activation=gelu"),
+    cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<std::string> deviceOpt("device", cl::value_desc("DEVICE"),
                                cl::desc("Device for every device parameter and, unless an input "
                                         "says otherwise, the inputs (default cpu)"),

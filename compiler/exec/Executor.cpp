@@ -98,6 +98,7 @@ exec::declaredState(const mlirgen::ConcreteModel &model) {
     e.dtype = runtimeDType(s.type.dtype);
     e.kind = s.isBuffer ? runtime::StateKind::Buffer : runtime::StateKind::Param;
     e.device = runtimeDevice(s.type.dev);
+    e.fillWhenMissing = s.fillValue;
     for (sema::Dim d : s.type.shape.dims) {
       std::optional<int64_t> k = d.asConstant();
       if (!k || s.type.shape.hasPack())

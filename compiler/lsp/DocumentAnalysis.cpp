@@ -123,6 +123,11 @@ void collectLocals(const std::vector<ast::StmtPtr> &body, SMLoc loc,
         out.emplace_back(loop->var.name, "");
         collectLocals(loop->body, loc, out);
       }
+    } else if (const auto *branch = dyn_cast<ast::IfStmt>(stmt.get())) {
+      if (contains(branch->range, loc)) {
+        collectLocals(branch->thenBody, loc, out);
+        collectLocals(branch->elseBody, loc, out);
+      }
     }
   }
 }
@@ -501,9 +506,9 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
     add(builtin.name, proto::CompletionItemKind::Function,
         (builtin.name + "(" + builtin.params + ")").str(), "", "3");
   for (StringRef keyword :
-       {"let",  "return", "for",    "in",   "fn",    "param", "buffer", "model", "import",
-        "cpu",  "cuda",   "device", "true", "false", "and",   "or",     "not",   "f16",
-        "bf16", "f32",    "f64",    "i32",  "i64",   "bool",  "int",    "float"})
+       {"let",    "return", "for",  "in",     "if",   "else",  "fn",  "param", "buffer", "model",
+        "import", "cpu",    "cuda", "device", "true", "false", "and", "or",    "not",    "f16",
+        "bf16",   "f32",    "f64",  "i32",    "i64",  "bool",  "int", "float"})
     add(keyword, proto::CompletionItemKind::Keyword, "", "", "9");
   return list;
 }

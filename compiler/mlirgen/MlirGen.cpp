@@ -186,6 +186,8 @@ private:
                      const GenValue *receiver, Scope &scope);
   GenValue inlineFn(ModelFrame &frame, const ast::FnDecl &fn, llvm::ArrayRef<GenValue> args);
   bool genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
+  /// The statements of a nested block (a branch of an `if`).
+  bool genBlock(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
   std::optional<GenValue> constantOf(const ast::Expr &expr, ModelFrame &frame);
   /// `l op r` for two compile-time scalars (Python's `%` and `//` for ints).
   std::optional<GenValue> foldScalars(ast::BinaryOp op, const GenValue &l, const GenValue &r);
@@ -642,6 +644,17 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
     } else if (auto *expr = dyn_cast<ast::ExprStmt>(stmt.get())) {
       if (!gen(*expr->expr, scope).ok())
         return false;
+    } else if (auto *branch = dyn_cast<ast::IfStmt>(stmt.get())) {
+      // The checker recorded the condition; this instance's arguments
+      // decide it, and only the block taken is generated.
+      std::optional<bool> taken = program.branchTaken(*branch, scope.frame->subst());
+      if (!taken) {
+        unsupported(branch->condition ? branch->condition->range : branch->range,
+                    "an `if` whose condition this instance's arguments do not decide");
+        return false;
+      }
+      if (!genBlock(*taken ? branch->thenBody : branch->elseBody, scope))
+        return false;
     } else if (auto *loop = dyn_cast<ast::ForStmt>(stmt.get())) {
       GenValue list = gen(*loop->iterable, scope);
       if (!list.ok())
@@ -665,6 +678,26 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
     }
   }
   return !failed;
+}
+
+bool Generator::genBlock(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
+  // The block's own `let`s end with it; assignments to outer locals stay.
+  llvm::StringMap<std::optional<GenValue>> shadowed;
+  for (const ast::StmtPtr &stmt : stmts)
+    if (auto *let = llvm::dyn_cast_if_present<ast::LetStmt>(stmt.get())) {
+      auto it = scope.locals.find(let->name.name);
+      shadowed.try_emplace(let->name.name, it == scope.locals.end()
+                                               ? std::nullopt
+                                               : std::optional<GenValue>(it->second));
+    }
+  bool ok = genStmts(stmts, scope);
+  for (const auto &entry : shadowed) {
+    if (entry.getValue())
+      scope.locals[entry.getKey()] = *entry.getValue();
+    else
+      scope.locals.erase(entry.getKey());
+  }
+  return ok;
 }
 
 GenValue Generator::callModel(ModelFrame &frame, llvm::StringRef fnName, const ast::CallExpr &call,

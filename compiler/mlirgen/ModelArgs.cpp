@@ -181,6 +181,32 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
     for (const ast::ValueParam &vp : model->decl->valueParams)
       if (vp.name.name == p.name)
         decl = &vp;
+    if (p.kind == ast::ScalarKind::Option) {
+      // `activation=gelu` (or `"gelu"`): the option's index.
+      int64_t value = 0;
+      if (it != given.end()) {
+        llvm::StringRef text = llvm::StringRef(it->second);
+        if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
+          text = text.drop_front().drop_back();
+        std::optional<int64_t> index = p.optionIndex(text);
+        if (!index) {
+          std::string options;
+          for (const std::string &o : p.options)
+            options += (options.empty() ? "" : ", ") + o;
+          return argError("model argument '" + p.name + "' has no option '" + text +
+                          "' (options: " + options + ")");
+        }
+        value = *index;
+      } else if (p.defaultInt) {
+        value = *p.defaultInt;
+      } else if (p.defaultParam && *p.defaultParam < ints.size()) {
+        value = ints[*p.defaultParam];
+      } else {
+        return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
+      }
+      ints.push_back(value);
+      continue;
+    }
     if (p.kind == ast::ScalarKind::Int) {
       int64_t value = 0;
       if (it != given.end()) {
@@ -216,7 +242,7 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
       return missingArg(*model, p.name);
     }
     result.scalarArgs[p.name] = value;
-    ints.push_back(0); // not an int: instantiate ignores it
+    ints.push_back(int64_t(value)); // a bool is 0 or 1; instantiate ignores floats
   }
 
   llvm::SmallVector<sema::Device, 2> devices(model->decl->deviceParams.size(), device);
@@ -230,7 +256,7 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
   result.instance->model = model;
   result.instance->devices.append(devices.begin(), devices.end());
   for (size_t i = 0; i < model->valueParams.size(); ++i)
-    result.instance->values.push_back(model->valueParams[i].kind == ast::ScalarKind::Int
+    result.instance->values.push_back(model->valueParams[i].hasDimValue()
                                           ? std::optional<sema::Dim>(sema::Dim::constant(ints[i]))
                                           : std::nullopt);
   return result;

@@ -203,39 +203,97 @@ private:
           if (auto built = buildValueParam(*param))
             model.valueParams.push_back(std::move(*built));
         break;
-      case NodeKind::StateMember:
-        buildState(*node.as<Mdl::StateMemberContext>(), model);
-        break;
-      case NodeKind::SubmodelMember:
-        buildSubmodel(*node.as<Mdl::SubmodelMemberContext>(), model);
-        break;
-      case NodeKind::FnMember:
-        if (auto fn = buildFn(*node.as<Mdl::FnMemberContext>()))
-          model.fns.push_back(std::move(*fn));
-        break;
       default:
+        buildMember(node, model, {});
         break;
       }
     }
     return model;
   }
 
+  /// One member of `model`; `guards` are the conditions of the `if` blocks
+  /// it is in.
+  void buildMember(Classified node, ModelDecl &model, const std::vector<MemberGuard> &guards) {
+    switch (node.kind) {
+    case NodeKind::StateMember:
+      buildState(*node.as<Mdl::StateMemberContext>(), model, guards);
+      break;
+    case NodeKind::SubmodelMember:
+      buildSubmodel(*node.as<Mdl::SubmodelMemberContext>(), model, guards);
+      break;
+    case NodeKind::FnMember:
+      if (!guards.empty()) {
+        Range keyword = range(node.as<Mdl::FnMemberContext>()->FN());
+        state_.diags
+            .report(DiagId::UnexpectedToken, keyword, "a `param`, `buffer` or submodel declaration",
+                    "`fn`")
+            .primary("a fn cannot be declared under a condition")
+            .note("declare the fn in the model body and branch inside it: `if cond { ... }`");
+        break;
+      }
+      if (auto fn = buildFn(*node.as<Mdl::FnMemberContext>()))
+        model.fns.push_back(std::move(*fn));
+      break;
+    case NodeKind::IfMember:
+      if (Mdl::MemberIfContext *branch = node.as<Mdl::IfMemberContext>()->memberIf())
+        buildMemberIf(*branch, model, guards);
+      break;
+    default:
+      break;
+    }
+  }
+
+  /// `if cond { members } else { members }`: each member gets the enclosing
+  /// guards plus this condition (held in the then block, failed in the else).
+  void buildMemberIf(Mdl::MemberIfContext &ctx, ModelDecl &model,
+                     const std::vector<MemberGuard> &outer) {
+    ExprPtr condition = ctx.expr() ? buildTopExpr(ctx.expr()) : nullptr;
+    if (!condition)
+      return;
+    const Expr *cond = condition.get();
+    model.memberConditions.push_back(std::move(condition));
+    std::vector<Mdl::MemberBlockContext *> blocks = ctx.memberBlock();
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      std::vector<MemberGuard> guards = outer;
+      guards.push_back({cond, i == 0});
+      for (ParseTree *child : blocks[i]->children)
+        buildMember(classify(child), model, guards);
+    }
+    if (Mdl::MemberIfContext *elseIf = ctx.memberIf()) {
+      std::vector<MemberGuard> guards = outer;
+      guards.push_back({cond, false});
+      buildMemberIf(*elseIf, model, guards);
+    }
+  }
+
   std::optional<ValueParam> buildValueParam(Mdl::ValueParamContext &ctx) {
     auto name = ident(ctx.IDENT());
-    auto scalar = ctx.scalarType() ? scalarKind(*ctx.scalarType()) : std::nullopt;
+    auto scalar = ctx.scalarType()   ? scalarKind(*ctx.scalarType())
+                  : ctx.optionType() ? std::optional<ScalarKind>(ScalarKind::Option)
+                                     : std::nullopt;
     if (!name || !scalar)
       return std::nullopt;
     ValueParam param;
     param.name = std::move(*name);
     param.type = *scalar;
-    param.typeRange = range(ctx.scalarType());
+    if (Mdl::OptionTypeContext *options = ctx.optionType()) {
+      param.typeRange = range(options);
+      for (TerminalNode *literal : options->STRING_LIT()) {
+        if (!present(literal))
+          return std::nullopt;
+        param.options.push_back({stringValue(literal->getSymbol()), range(literal)});
+      }
+    } else {
+      param.typeRange = range(ctx.scalarType());
+    }
     param.range = range(&ctx);
     if (ctx.expr() && !(param.defaultValue = buildTopExpr(ctx.expr())))
       return std::nullopt;
     return param;
   }
 
-  void buildState(Mdl::StateMemberContext &ctx, ModelDecl &model) {
+  void buildState(Mdl::StateMemberContext &ctx, ModelDecl &model,
+                  const std::vector<MemberGuard> &guards) {
     auto name = ident(ctx.IDENT());
     auto type = ctx.type() ? buildType(*ctx.type()) : nullptr;
     bool isParam = present(ctx.PARAM());
@@ -247,12 +305,14 @@ private:
     decl.type = std::move(type);
     if (ctx.expr() && !(decl.init = buildTopExpr(ctx.expr())))
       return;
+    decl.guards = guards;
     decl.doc = docBefore(ctx);
     decl.range = range(&ctx);
     model.state.push_back(std::move(decl));
   }
 
-  void buildSubmodel(Mdl::SubmodelMemberContext &ctx, ModelDecl &model) {
+  void buildSubmodel(Mdl::SubmodelMemberContext &ctx, ModelDecl &model,
+                     const std::vector<MemberGuard> &guards) {
     auto name = ident(ctx.IDENT());
     if (!name)
       return;
@@ -260,6 +320,7 @@ private:
     decl.name = std::move(*name);
     if (!(decl.init = buildTopExpr(ctx.expr())))
       return;
+    decl.guards = guards;
     decl.doc = docBefore(ctx);
     decl.range = range(&ctx);
     model.submodels.push_back(std::move(decl));
@@ -585,6 +646,10 @@ private:
         return nullptr;
       return stmt;
     }
+    case NodeKind::IfStmt:
+      if (Mdl::StmtIfContext *branch = node.as<Mdl::IfStmtContext>()->stmtIf())
+        return buildIf(*branch);
+      return nullptr;
     case NodeKind::ExprStmt: {
       auto &exprStmt = *node.as<Mdl::ExprStmtContext>();
       ExprPtr expr = buildTopExpr(exprStmt.expr());
@@ -617,6 +682,25 @@ private:
     if (!open || !close || !let.expr() || !(stmt->value = buildTopExpr(let.expr())))
       return nullptr;
     stmt->namesRange = Range::join(range(open), range(close));
+    return stmt;
+  }
+
+  StmtPtr buildIf(Mdl::StmtIfContext &ctx) {
+    std::vector<Mdl::BlockContext *> blocks = ctx.block();
+    if (!ctx.expr() || blocks.empty())
+      return nullptr;
+    auto stmt = std::make_unique<IfStmt>(range(&ctx));
+    if (!(stmt->condition = buildTopExpr(ctx.expr())))
+      return nullptr;
+    stmt->thenBody = buildBlock(*blocks[0]);
+    if (Mdl::StmtIfContext *elseIf = ctx.stmtIf()) {
+      stmt->hasElse = true;
+      if (StmtPtr nested = buildIf(*elseIf))
+        stmt->elseBody.push_back(std::move(nested));
+    } else if (blocks.size() > 1) {
+      stmt->hasElse = true;
+      stmt->elseBody = buildBlock(*blocks[1]);
+    }
     return stmt;
   }
 

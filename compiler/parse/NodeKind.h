@@ -27,7 +27,8 @@ namespace modelc::parse {
               X(Operand) X(CallPostfix) X(MemberPostfix) X(IndexPostfix) X(InstantiatePrimary)     \
                   X(NamePrimary) X(IntPrimary) X(FloatPrimary) X(BoolPrimary) X(StringPrimary)     \
                       X(CpuPrimary) X(CudaPrimary) X(DtypePrimary) X(ListPrimary) X(ParenPrimary)  \
-                          X(Args) X(Arg) X(Slice) X(SliceTail) X(ResultType)
+                          X(Args) X(Arg) X(Slice) X(SliceTail) X(ResultType) X(IfMember)     \
+                              X(MemberIf) X(MemberBlock) X(OptionType) X(IfStmt) X(StmtIf)
 
 enum class NodeKind : uint8_t {
   Other, // a rule the builder never looks at through a parent

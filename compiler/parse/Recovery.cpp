@@ -15,6 +15,7 @@ bool startsStatement(size_t type) {
   case MdlLexer::LET:
   case MdlLexer::RETURN:
   case MdlLexer::FOR:
+  case MdlLexer::IF:
   case MdlLexer::IDENT:
   case MdlLexer::PARAM:
   case MdlLexer::BUFFER:

@@ -199,7 +199,8 @@ std::optional<llvm::StringRef> likelyKeyword(const antlr4::Token &token) {
   std::string text = token.getText();
   if (text.size() < 3)
     return std::nullopt;
-  for (llvm::StringRef keyword : {"model", "import", "param", "buffer", "return", "let", "for"})
+  for (llvm::StringRef keyword :
+       {"model", "import", "param", "buffer", "return", "let", "for", "else"})
     if (llvm::StringRef(text).edit_distance(keyword, true, 2) <= (keyword.size() > 4 ? 2 : 1))
       return keyword;
   return std::nullopt;

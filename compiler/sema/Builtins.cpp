@@ -839,7 +839,7 @@ Value BuiltinCall::concat(bool stack) {
   std::vector<Value> items;
   if (listValue) {
     for (const Type &t : *listType.elements) {
-      Value v{t, val(0).origin, args[0].expr};
+      Value v{t, val(0).origin, args[0].expr, {}};
       if (!v.type.isTensor()) {
         c.diags_.report(DiagId::ExpectedTensor, rangeOf(0), spec.name, c.typeStr(val(0)));
         return failed();

@@ -17,6 +17,7 @@ using llvm::isa;
 Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> definition,
                       llvm::StringRef name, llvm::StringRef doc) {
   value.expr = &expr;
+  value.type = underFacts(value.type);
   if (fn_ && fn_->model && value.type.isTensor())
     value.type = withExactQuotients(*fn_->model, std::move(value.type));
   ExprInfo &info = program_.infoFor(&expr);
@@ -63,6 +64,7 @@ struct Resolved {
   const FnInfo *fn = nullptr;
   const ModelInfo *model = nullptr;
   const SubmodelInfo *submodel = nullptr;
+  const Presence *presence = nullptr; // State and Submodel
 };
 
 } // namespace
@@ -80,13 +82,30 @@ static Resolved resolveName(Checker &c, llvm::StringRef name) {
     }
   }
   ModelInfo &model = *ctx.model;
+  // A value argument may share its name with the state it decides
+  // (`bias: bool` and `param bias`): the name means the argument only where
+  // a value known when the model is built is expected.
+  bool stateFirst = !c.compileTimeNames && (model.findState(name) || model.findSubmodel(name));
   for (const ValueParamInfo &p : model.valueParams) {
-    if (p.name != name)
+    if (p.name != name || stateFirst)
       continue;
     r.kind = Resolved::Kind::ValueParam;
-    r.value.type = p.kind == ast::ScalarKind::Int     ? Type::integer(Dim::atom(p.atom))
-                   : p.kind == ast::ScalarKind::Float ? Type::floating()
-                                                      : Type::boolean();
+    switch (p.kind) {
+    case ast::ScalarKind::Int:
+      r.value.type = Type::integer(Dim::atom(p.atom));
+      break;
+    case ast::ScalarKind::Float:
+      r.value.type = Type::floating();
+      break;
+    case ast::ScalarKind::Bool:
+      r.value.type = Type::boolean();
+      r.value.type.intValue = Dim::atom(p.atom);
+      break;
+    case ast::ScalarKind::Option:
+      r.value.type = Type::string();
+      r.value.type.intValue = Dim::atom(p.atom);
+      break;
+    }
     for (const ast::ValueParam &vp : model.decl->valueParams)
       if (vp.name.name == name)
         r.definition = vp.name.range;
@@ -104,6 +123,7 @@ static Resolved resolveName(Checker &c, llvm::StringRef name) {
     r.value.origin = s->origin;
     r.definition = s->decl->name.range;
     r.doc = s->decl->doc;
+    r.presence = &s->presence;
     return r;
   }
   if (const SubmodelInfo *s = model.findSubmodel(name)) {
@@ -113,6 +133,7 @@ static Resolved resolveName(Checker &c, llvm::StringRef name) {
     r.definition = s->decl->name.range;
     r.doc = s->decl->doc;
     r.submodel = s;
+    r.presence = &s->presence;
     return r;
   }
   for (size_t i = 0; i < model.decl->deviceParams.size(); ++i) {
@@ -152,6 +173,15 @@ static Resolved resolveName(Checker &c, llvm::StringRef name) {
   return r;
 }
 
+/// Where the submodel `base` names is built (`fc` in `fc.bias`), if it is one.
+static const ast::Expr *builtAt(Checker &c, const ast::Expr &base) {
+  auto *name = dyn_cast<ast::NameExpr>(&base);
+  if (!name)
+    return nullptr;
+  Resolved r = resolveName(c, name->name);
+  return r.submodel && r.submodel->decl ? r.submodel->decl->init.get() : nullptr;
+}
+
 static void reportUnknown(Checker &c, llvm::StringRef name, Range at) {
   if (c.fn_->reportedUnknown.insert(name).second)
     c.diags_.report(DiagId::UnknownName, at, name).primary("not found in this scope");
@@ -164,8 +194,7 @@ static std::shared_ptr<const ModelInstance> selfInstance(const ModelInfo &model)
   for (size_t i = 0; i < model.decl->deviceParams.size(); ++i)
     inst->devices.push_back(Device::param(model.decl, unsigned(i)));
   for (const ValueParamInfo &p : model.valueParams)
-    inst->values.push_back(p.kind == ast::ScalarKind::Int ? std::optional<Dim>(Dim::atom(p.atom))
-                                                          : std::nullopt);
+    inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::atom(p.atom)) : std::nullopt);
   return inst;
 }
 
@@ -187,6 +216,7 @@ Value Checker::checkExpr(const ast::Expr &expr) {
   case ast::Expr::Kind::BoolLit: {
     Value v;
     v.type = Type::boolean();
+    v.type.intValue = Dim::constant(cast<ast::BoolLitExpr>(expr).value ? 1 : 0);
     return record(expr, v);
   }
   case ast::Expr::Kind::StringLit: {
@@ -231,6 +261,11 @@ Value Checker::checkExpr(const ast::Expr &expr) {
                   r.fn ? "fn `" + name.name + "`" : "model `" + name.name + "`")
           .primary("call it instead");
       return record(expr, errorValue(), r.definition, name.name, r.doc);
+    case Resolved::Kind::State:
+    case Resolved::Kind::Submodel:
+      if (!requirePresent(*r.presence, name.name, expr.range))
+        return record(expr, errorValue(), r.definition, name.name, r.doc);
+      return record(expr, r.value, r.definition, name.name, r.doc);
     default:
       return record(expr, r.value, r.definition, name.name, r.doc);
     }
@@ -814,8 +849,15 @@ Value Checker::checkCall(const ast::CallExpr &call) {
         return record(call, callModelFn(call, base.type.instance, *f, base.origin, text));
       }
       if (const SubmodelInfo *s = inst.model->findSubmodel(m)) {
+        Substitution subst = substitutionFor(inst);
+        if (!requirePresent(s->presence, text, member->range, &subst,
+                            builtAt(*this, *member->base))) {
+          checkArgsOnly();
+          record(*member, errorValue());
+          return record(call, errorValue());
+        }
         Value sub;
-        sub.type = substitutionFor(inst).apply(s->type);
+        sub.type = subst.apply(s->type);
         sub.origin = base.origin;
         Value callee = record(*member, sub, s->decl->name.range, s->name, s->decl->doc);
         return callModelValue(callee, text);
@@ -1056,6 +1098,13 @@ Value Checker::checkMember(const ast::MemberExpr &expr) {
   if (base.type.kind() == Type::Kind::Model && base.type.instance) {
     const ModelInstance &inst = *base.type.instance;
     Substitution subst = substitutionFor(inst);
+    const ast::Expr *built = builtAt(*this, *expr.base);
+    if (const StateInfo *s = inst.model->findState(m);
+        s && !requirePresent(s->presence, shortText(expr.range), expr.range, &subst, built))
+      return record(expr, errorValue(), s->decl->name.range, s->name, s->decl->doc);
+    if (const SubmodelInfo *s = inst.model->findSubmodel(m);
+        s && !requirePresent(s->presence, shortText(expr.range), expr.range, &subst, built))
+      return record(expr, errorValue(), s->decl->name.range, s->name, s->decl->doc);
     if (const StateInfo *s = inst.model->findState(m)) {
       Value v;
       v.type = subst.apply(s->type);

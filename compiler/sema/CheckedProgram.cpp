@@ -5,6 +5,13 @@
 using namespace modelc;
 using namespace modelc::sema;
 
+std::optional<int64_t> ValueParamInfo::optionIndex(llvm::StringRef option) const {
+  for (size_t i = 0; i < options.size(); ++i)
+    if (options[i] == option)
+      return int64_t(i);
+  return std::nullopt;
+}
+
 const StateInfo *ModelInfo::findState(llvm::StringRef n) const {
   for (const StateInfo &s : state)
     if (s.name == n)
@@ -59,6 +66,22 @@ void CheckedProgram::forEachExpr(
     llvm::function_ref<void(const ast::Expr *, const ExprInfo &)> fn) const {
   for (const auto &[expr, index] : exprIndex_)
     fn(expr, exprInfos_[index]);
+}
+
+void CheckedProgram::recordBranch(const ast::IfStmt *stmt, ConditionPtr condition) {
+  branches_[stmt] = std::move(condition);
+}
+
+std::optional<bool> CheckedProgram::branchTaken(const ast::IfStmt &stmt,
+                                                const Substitution &subst) const {
+  auto it = branches_.find(&stmt);
+  if (it == branches_.end() || !it->second)
+    return std::nullopt;
+  return it->second->evaluate(subst);
+}
+
+bool modelc::sema::presentIn(const Presence &presence, const Substitution &subst) {
+  return presence.always() || presence.condition->evaluate(subst).value_or(true);
 }
 
 ModelInfo &CheckedProgram::addModel(std::unique_ptr<ModelInfo> model) {
@@ -129,8 +152,11 @@ bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned
   }
   Substitution subst = substitutionFor(inst);
   for (const StateInfo &s : inst.model->state)
-    out.push_back({prefix + s.name, s.isBuffer, subst.apply(s.type)});
+    if (presentIn(s.presence, subst))
+      out.push_back({prefix + s.name, s.isBuffer, subst.apply(s.type), s.fillValue});
   for (const SubmodelInfo &sub : inst.model->submodels) {
+    if (!presentIn(sub.presence, subst))
+      continue;
     Type t = subst.apply(sub.type);
     if (t.kind() == Type::Kind::Model && t.instance) {
       if (!collectState(*t.instance, prefix + sub.name + ".", depth + 1, out, error))
@@ -189,14 +215,19 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
   for (size_t i = 0; i < model.valueParams.size(); ++i) {
     const ValueParamInfo &p = model.valueParams[i];
     if (i < values.size()) {
-      inst->values.push_back(p.kind == ast::ScalarKind::Int
-                                 ? std::optional<Dim>(Dim::constant(values[i]))
-                                 : std::nullopt);
+      if (p.kind == ast::ScalarKind::Option &&
+          (values[i] < 0 || values[i] >= int64_t(p.options.size()))) {
+        error = "argument `" + p.name + "` of model `" + model.name + "` has no option " +
+                std::to_string(values[i]);
+        return std::nullopt;
+      }
+      inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::constant(values[i]))
+                                             : std::nullopt);
     } else if (p.defaultInt) {
       inst->values.push_back(Dim::constant(*p.defaultInt));
     } else if (p.defaultParam && *p.defaultParam < inst->values.size()) {
       inst->values.push_back(inst->values[*p.defaultParam]);
-    } else if (p.kind != ast::ScalarKind::Int && p.hasDefault) {
+    } else if (!p.hasDimValue() && p.hasDefault) {
       inst->values.push_back(std::nullopt);
     } else {
       error = "missing argument `" + p.name + "` of model `" + model.name + "`";

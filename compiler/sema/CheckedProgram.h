@@ -13,6 +13,7 @@
 #define MODELC_SEMA_CHECKEDPROGRAM_H
 
 #include "ast/AST.h"
+#include "sema/Condition.h"
 #include "sema/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -56,12 +57,19 @@ struct DeviceOrigin {
 struct ValueParamInfo {
   std::string name;
   ast::ScalarKind kind = ast::ScalarKind::Int;
-  AtomId atom = 0;                   // the symbol the param stands for
-  std::optional<int64_t> defaultInt; // a constant int default
+  /// The symbol the param stands for. Int, bool and option params have
+  /// dim values: a bool is 0 or 1, an option the index of its option.
+  AtomId atom = 0;
+  std::vector<std::string> options;  // ScalarKind::Option: the valid strings
+  std::optional<int64_t> defaultInt; // a constant default (int, bool, option)
   /// A default that names an earlier param (`stride: int = kernel`): its
   /// index; takes that param's value.
   std::optional<unsigned> defaultParam;
   bool hasDefault = false;
+  /// Whether the param's value is a dim of its instances (int, bool, option).
+  bool hasDimValue() const { return kind != ast::ScalarKind::Float; }
+  /// The index of `option` among `options`, or nullopt.
+  std::optional<int64_t> optionIndex(llvm::StringRef option) const;
 };
 
 /// `numerator / divisor` written with a symbolic divisor over value params
@@ -73,12 +81,25 @@ struct ExactDivision {
   Range range; // where it is written (or the submodel that needs it)
 };
 
+/// When a conditional member exists: `if bias { param bias: ... }`.
+struct Presence {
+  ConditionPtr condition;  // null: always
+  std::string description; // "`bias` is true", for messages
+  Range guardRange;        // the (innermost) condition in the source
+  bool always() const { return !condition; }
+};
+
 struct StateInfo {
   std::string name;
   const ast::StateDecl *decl = nullptr;
   bool isBuffer = false;
   Type type; // generic over the model's params
   DeviceOrigin origin;
+  Presence presence;
+  /// The value of every element when the initialiser is a constant fill
+  /// (`zeros(...)`, `ones(...)`, `full(..., v)`): the weights file may then
+  /// leave the state out.
+  std::optional<double> fillValue;
 };
 
 struct SubmodelInfo {
@@ -87,6 +108,7 @@ struct SubmodelInfo {
   Type type;           // Kind::Model or Kind::ModelList
   bool pinned = false; // explicit device arguments
   DeviceOrigin placement;
+  Presence presence;
 };
 
 struct FnParamInfo {
@@ -153,6 +175,8 @@ struct InstantiatedState {
   std::string name; // "fc1.weight", "layers.0.attn.in_proj_weight"
   bool isBuffer = false;
   Type type;
+  /// Set when the weights file may leave it out (StateInfo::fillValue).
+  std::optional<double> fillValue;
 };
 
 struct InstantiatedModel {
@@ -193,8 +217,16 @@ public:
   /// Registers a model (the checker's use).
   ModelInfo &addModel(std::unique_ptr<ModelInfo> model);
 
+  /// The condition of an `if` statement (the checker's use; null when it
+  /// did not check).
+  void recordBranch(const ast::IfStmt *stmt, ConditionPtr condition);
+  /// Whether the `then` block of `stmt` runs for the instance `subst`
+  /// describes; nullopt when its arguments do not decide it.
+  std::optional<bool> branchTaken(const ast::IfStmt &stmt, const Substitution &subst) const;
+
 private:
   llvm::DenseMap<const ast::ModelDecl *, ModelInfo *> byDecl_;
+  llvm::DenseMap<const ast::IfStmt *, ConditionPtr> branches_;
   // Expression records live in a deque (stable, cheap to grow), indexed by node.
   llvm::DenseMap<const ast::Expr *, uint32_t> exprIndex_;
   std::deque<ExprInfo> exprInfos_;
@@ -204,6 +236,11 @@ private:
 
 /// Builds the substitution that instantiates `inst.model`'s generic types.
 Substitution substitutionFor(const ModelInstance &inst);
+
+/// Whether a member with `presence` exists in the instance `subst`
+/// describes (a member whose condition the arguments do not decide counts
+/// as present).
+bool presentIn(const Presence &presence, const Substitution &subst);
 
 /// The exact divisions `model` needs over its own value params: its own and
 /// its submodels' (substituted; ranges are then the submodel declarations),

@@ -103,8 +103,26 @@ void Checker::declareModels(ModuleScope &scope) {
       vp.kind = p.type;
       vp.atom = internSymbol(p.name.name);
       vp.hasDefault = p.defaultValue != nullptr;
+      llvm::StringSet<> optionNames;
+      for (const ast::Ident &option : p.options) {
+        if (!optionNames.insert(option.name).second)
+          diags_.report(DiagId::DuplicateDefinition, option.range, "\"" + option.name + "\"");
+        vp.options.push_back(option.name);
+      }
       if (auto *lit = llvm::dyn_cast_if_present<ast::IntLitExpr>(p.defaultValue.get()))
         vp.defaultInt = lit->value;
+      if (auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(p.defaultValue.get());
+          lit && p.type == ast::ScalarKind::Bool)
+        vp.defaultInt = lit->value ? 1 : 0;
+      if (auto *lit = llvm::dyn_cast_if_present<ast::StringLitExpr>(p.defaultValue.get())) {
+        if (p.type != ast::ScalarKind::Option)
+          diags_.report(DiagId::TypeMismatch, lit->range, ast::scalarKindName(p.type), "a string")
+              .primary("the default of `" + p.name.name + "`");
+        else if (std::optional<int64_t> index = vp.optionIndex(lit->value))
+          vp.defaultInt = *index;
+        else
+          reportUnknownOption(lit->range, lit->value, vp, decl.name.name);
+      }
       if (auto *ref = llvm::dyn_cast_if_present<ast::NameExpr>(p.defaultValue.get())) {
         // `stride: int = kernel`: the value of an earlier param of its kind.
         auto earlier = llvm::find_if(info->valueParams,
@@ -112,8 +130,9 @@ void Checker::declareModels(ModuleScope &scope) {
         if (earlier == info->valueParams.end()) {
           diags_.report(DiagId::UnknownName, ref->range, ref->name)
               .primary("a default can name only an earlier parameter of `" + decl.name.name + "`");
-        } else if (earlier->kind != p.type &&
-                   !(p.type == ast::ScalarKind::Float && earlier->kind == ast::ScalarKind::Int)) {
+        } else if ((earlier->kind != p.type &&
+                    !(p.type == ast::ScalarKind::Float && earlier->kind == ast::ScalarKind::Int)) ||
+                   earlier->options != vp.options) {
           diags_
               .report(DiagId::TypeMismatch, ref->range, ast::scalarKindName(p.type),
                       ast::scalarKindName(earlier->kind))
@@ -123,8 +142,9 @@ void Checker::declareModels(ModuleScope &scope) {
         }
       }
       info->valueParams.push_back(std::move(vp));
-      program_.decls.push_back(
-          {p.name.range, p.name.name, ast::scalarKindName(p.type).str(), {}, {}, {}});
+      std::string typeText = p.type == ast::ScalarKind::Option ? p.typeRange.text().str()
+                                                               : ast::scalarKindName(p.type).str();
+      program_.decls.push_back({p.name.range, p.name.name, typeText, {}, {}, {}});
     }
     it->second = &program_.addModel(std::move(info));
     program_.decls.push_back(
@@ -280,6 +300,8 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
       return Type::floating();
     case ast::ScalarKind::Bool:
       return Type::boolean();
+    case ast::ScalarKind::Option: // model arguments only; the grammar has no such fn param
+      return Type::string();
     }
   }
   Shape shape;
@@ -335,11 +357,13 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
 
 void Checker::typeSignatures(ModelInfo &model) {
   currentModel = &model;
+  checkMemberConditions(model);
   for (const ast::StateDecl &decl : model.decl->state) {
     StateInfo s;
     s.name = decl.name.name;
     s.decl = &decl;
     s.isBuffer = decl.kind == ast::StateDecl::Kind::Buffer;
+    s.presence = presenceOf(decl.guards);
     if (decl.type && decl.type->kind == ast::TypeExpr::Kind::Scalar) {
       diags_
           .report(DiagId::ExpectedTensor, decl.type->range, decl.name.name, decl.type->range.text())
@@ -579,7 +603,12 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
       }
       continue;
     }
+    // Arguments are known when the model is built: `bias: bias` passes on
+    // the argument `bias`, not the state of that name.
+    bool savedNames = compileTimeNames;
+    compileTimeNames = true;
     Value v = checkExpr(*bound[i]);
+    compileTimeNames = savedNames;
     if (v.type.isError()) {
       ok = false;
       inst->values.push_back(std::nullopt);
@@ -588,13 +617,24 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     bool matches = (p.kind == ast::ScalarKind::Int && v.type.kind() == Type::Kind::Int) ||
                    (p.kind == ast::ScalarKind::Float &&
                     (v.type.kind() == Type::Kind::Float || v.type.kind() == Type::Kind::Int)) ||
-                   (p.kind == ast::ScalarKind::Bool && v.type.kind() == Type::Kind::Bool);
+                   (p.kind == ast::ScalarKind::Bool && v.type.kind() == Type::Kind::Bool) ||
+                   (p.kind == ast::ScalarKind::Option && v.type.kind() == Type::Kind::String);
     if (!matches) {
       diags_
           .report(DiagId::TypeMismatch, bound[i]->range, ast::scalarKindName(p.kind), v.type.str())
           .primary("argument `" + p.name + "` of `" + calleeName + "`");
       ok = false;
       inst->values.push_back(std::nullopt);
+      continue;
+    }
+    if (p.kind == ast::ScalarKind::Option) {
+      std::optional<Dim> option = optionArgument(p, calleeName, *bound[i], v);
+      ok &= option.has_value();
+      inst->values.push_back(option);
+      continue;
+    }
+    if (p.kind == ast::ScalarKind::Bool) {
+      inst->values.push_back(v.type.intValue);
       continue;
     }
     if (p.kind == ast::ScalarKind::Int && !v.type.intValue) {
@@ -620,6 +660,7 @@ void Checker::resolveSubmodels(ModelInfo &model) {
     SubmodelInfo sub;
     sub.name = decl.name.name;
     sub.decl = &decl;
+    sub.presence = presenceOf(decl.guards);
     if (model.findState(sub.name) || model.findSubmodel(sub.name))
       diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
     if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get())) {
@@ -651,10 +692,45 @@ void Checker::resolveSubmodels(ModelInfo &model) {
   currentModel = nullptr;
 }
 
+/// The value every element of a state initialiser has when it is a constant
+/// fill: `zeros(...)`, `ones(...)`, `full(shape, value)` (a literal value).
+static std::optional<double> constantFill(const ast::Expr &init) {
+  auto *call = dyn_cast<ast::CallExpr>(&init);
+  auto *callee = call ? dyn_cast<ast::NameExpr>(call->callee.get()) : nullptr;
+  if (!callee)
+    return std::nullopt;
+  if (callee->name == "zeros")
+    return 0.0;
+  if (callee->name == "ones")
+    return 1.0;
+  if (callee->name != "full")
+    return std::nullopt;
+  for (size_t i = 0; i < call->args.size(); ++i) {
+    const ast::Arg &arg = call->args[i];
+    if (arg.name ? arg.name->name != "value" : i != 1)
+      continue;
+    const ast::Expr *value = arg.value.get();
+    bool negative = false;
+    if (auto *neg = dyn_cast<ast::UnaryExpr>(value); neg && neg->op == ast::UnaryOp::Neg) {
+      negative = true;
+      value = neg->operand.get();
+    }
+    std::optional<double> v;
+    if (auto *i = dyn_cast<ast::IntLitExpr>(value))
+      v = double(i->value);
+    else if (auto *f = dyn_cast<ast::FloatLitExpr>(value))
+      v = f->value;
+    if (v && negative)
+      *v = -*v;
+    return v;
+  }
+  return std::nullopt;
+}
+
 void Checker::checkBodies(ModelInfo &model) {
   currentModel = &model;
   // State initialisers are checked like a fn body without parameters.
-  for (const StateInfo &s : model.state) {
+  for (StateInfo &s : model.state) {
     if (!s.decl->init)
       continue;
     FnContext ctx;
@@ -668,6 +744,8 @@ void Checker::checkBodies(ModelInfo &model) {
                            /*isReturn=*/false);
     finishFn();
     fn_ = nullptr;
+    if (!v.type.isError())
+      s.fillValue = constantFill(*s.decl->init);
   }
   for (const FnInfo &fn : model.fns)
     checkFn(model, fn);
@@ -735,9 +813,7 @@ void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
   collectLocalSymbols(fn.result, model, ctx.sigSymbols);
   checkStmts(fn.decl->body);
   if (fn.result.kind() != Type::Kind::Void && !fn.result.isError()) {
-    bool returns = llvm::any_of(
-        fn.decl->body, [](const ast::StmtPtr &s) { return s && isa<ast::ReturnStmt>(s.get()); });
-    if (!returns)
+    if (!alwaysReturns(fn.decl->body))
       diags_.report(DiagId::MissingReturn, fn.decl->name.range, fn.name, fn.result.str())
           .primary("`" + fn.name + "` declares a result")
           .note("the last statement of the body must be `return <value>`");
@@ -794,9 +870,13 @@ void Checker::finishFn() {
 //===----------------------------------------------------------------------===//
 
 void Checker::checkStmts(const std::vector<ast::StmtPtr> &body) {
+  // What an `if` that returns tells the statements after it ends here.
+  size_t facts = fn_->facts.size(), assumed = fn_->assumed.size();
   for (const ast::StmtPtr &s : body)
     if (s)
       checkStmt(*s);
+  fn_->facts.resize(facts);
+  fn_->assumed.resize(assumed);
 }
 
 void Checker::checkStmt(const ast::Stmt &stmt) {
@@ -816,8 +896,8 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     local.value = v;
     if (let.type) {
       DeviceOrigin declared;
-      Type t =
-          typeFromExpr(*ctx.model, *let.type, /*allowLocalDims=*/true, &declared, let.name.name);
+      Type t = underFacts(
+          typeFromExpr(*ctx.model, *let.type, /*allowLocalDims=*/true, &declared, let.name.name));
       if (!t.isError()) {
         checkAgainstDeclared(v, t, declared, let.type->range, "`" + let.name.name + "`", false);
         local.value.type = t;
@@ -856,8 +936,8 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     }
     if (v.type.isError() || target->value.type.isError())
       return;
-    checkAgainstDeclared(v, target->value.type, originOf(target->value), target->declRange,
-                         "`" + assign.target.name + "`", false);
+    checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value),
+                         target->declRange, "`" + assign.target.name + "`", false);
     return;
   }
   case ast::Stmt::Kind::Return: {
@@ -890,7 +970,7 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
         fn.decl->result->device ? fn.decl->result->device->range : fn.decl->result->range;
     declared.message =
         program_.save("`" + fn.name + "` is declared to return " + fn.result.str() + " here");
-    checkAgainstDeclared(v, fn.result, declared, fn.decl->result->range, fn.name, true);
+    checkAgainstDeclared(v, underFacts(fn.result), declared, fn.decl->result->range, fn.name, true);
     return;
   }
   case ast::Stmt::Kind::For: {
@@ -923,6 +1003,9 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     ctx.scopes.pop_back();
     return;
   }
+  case ast::Stmt::Kind::If:
+    checkIf(cast<ast::IfStmt>(stmt));
+    return;
   case ast::Stmt::Kind::Expr: {
     auto &e = cast<ast::ExprStmt>(stmt);
     if (e.expr) {

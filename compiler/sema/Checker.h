@@ -43,6 +43,10 @@ struct BoundArg {
   Range range() const { return expr ? expr->range : Range(); }
 };
 
+/// Whether `body` returns on every path: a `return`, or an `if` with an
+/// `else` whose blocks both do.
+bool alwaysReturns(const std::vector<ast::StmtPtr> &body);
+
 class Checker {
 public:
   Checker(DiagnosticEngine &diags, CheckedProgram &program) : diags_(diags), program_(program) {}
@@ -69,7 +73,39 @@ public:
     std::optional<Device> home;              // the device errors are measured against
     std::vector<const ast::Expr *> recorded; // with inferred devices
     size_t firstDecl = 0;                    // decls recorded by this fn
+    /// The argument values the enclosing `if`s fix (`bias` in `if bias`),
+    /// and their conditions with the truth value they have here.
+    ArgumentFacts facts;
+    std::vector<std::pair<ConditionPtr, bool>> assumed;
   };
+
+  // Compile-time conditions (CheckConditions.cpp)
+  /// True while checking what must be known when the model is built (an
+  /// `if` condition, a submodel's arguments): a name that is both a value
+  /// argument and state (`bias`) then means the argument.
+  bool compileTimeNames = false;
+  /// The condition `expr` stands for; reports E0116 (and returns null) when
+  /// it is not known when the model is built.
+  ConditionPtr checkCondition(const ast::Expr &expr);
+  void checkIf(const ast::IfStmt &stmt);
+  /// `type` with the argument values the enclosing `if`s fix substituted
+  /// (`stride` is 1 in `if stride == 1`), so a block is checked as the
+  /// instances that take it see it.
+  Type underFacts(const Type &type) const;
+  /// Whether a member with `presence` exists where it is used at `at`:
+  /// reports E0115 when it may not. `instance` is the substitution of the
+  /// submodel it belongs to (`fc` in `fc.bias`), `instanceDecl` where that
+  /// submodel is built.
+  bool requirePresent(const Presence &presence, llvm::StringRef what, Range at,
+                      const Substitution *instance = nullptr,
+                      const ast::Expr *instanceDecl = nullptr);
+  /// The value of option argument `param` of `owner` given as `arg`: the
+  /// index of a string literal among its options (E0114 when it is none),
+  /// or the caller's own option argument of the same options.
+  std::optional<Dim> optionArgument(const ValueParamInfo &param, llvm::StringRef owner,
+                                    const ast::Expr &arg, const Value &value);
+  void reportUnknownOption(Range at, llvm::StringRef given, const ValueParamInfo &param,
+                           llvm::StringRef owner);
 
   Value checkExpr(const ast::Expr &expr);
   /// `type` with the floor quotients that `model` requires exact
@@ -201,6 +237,16 @@ private:
   void resolveSubmodels(ModelInfo &model);
   void checkBodies(ModelInfo &model);
   void checkFn(ModelInfo &model, const FnInfo &fn);
+  /// The conditions of `model`'s `if` blocks among its members.
+  void checkMemberConditions(ModelInfo &model);
+  Presence presenceOf(const std::vector<ast::MemberGuard> &guards);
+  ConditionPtr conditionOf(const ast::Expr &expr);
+  ConditionPtr comparisonCondition(const ast::BinaryExpr &expr);
+  /// Whether `d` is known when the current model is built (its value
+  /// arguments and constants only).
+  bool isBuildTime(Dim d) const;
+  void reportNotBuildTime(const ast::Expr &expr, const Value &value);
+  llvm::DenseMap<const ast::Expr *, ConditionPtr> memberConditions_;
   void checkStmts(const std::vector<ast::StmtPtr> &body);
   void checkStmt(const ast::Stmt &stmt);
   void finishFn();

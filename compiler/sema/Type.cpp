@@ -204,6 +204,8 @@ Type Substitution::apply(const Type &t) const {
     out.dev = apply(t.dev);
     break;
   case Type::Kind::Int:
+  case Type::Kind::Bool:
+  case Type::Kind::String:
     if (t.intValue)
       out.intValue = apply(*t.intValue);
     break;

@@ -73,7 +73,8 @@ struct Shape {
 struct ModelInstance {
   const ModelInfo *model = nullptr;
   llvm::SmallVector<Device, 1> devices;
-  /// One per value param of the model; nullopt for float/bool arguments.
+  /// One per value param of the model: int, bool (0 or 1) and option (its
+  /// index) arguments as dims; nullopt for float arguments.
   llvm::SmallVector<std::optional<Dim>, 4> values;
   std::string str() const; // "model Linear<cuda:0>"
 };
@@ -126,7 +127,9 @@ public:
   ast::DType dtype = ast::DType::F32; // also Kind::DType
   Shape shape;
   Device dev; // also Kind::Device
-  // Int: the value when it is known (`in * 2`, `3`).
+  // Int: the value when it is known (`in * 2`, `3`). Bool and String: the
+  // compile-time value of a model argument or bool literal (0/1, the
+  // option's index), see ValueParamInfo.
   std::optional<Dim> intValue;
   // Model / ModelList
   std::shared_ptr<const ModelInstance> instance;

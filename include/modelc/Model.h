@@ -47,25 +47,30 @@ struct CompileOptions {
 /// empty: $MODELC_STDLIB, else the installed stdlib, else the source tree's.
 MODELC_API std::string defaultStdlibDir();
 
-/// A value argument of a model: an int, a float or a bool.
+/// A value argument of a model: an int, a float, a bool or an option string
+/// (`{"activation", "gelu"}` for `activation: "relu" | "gelu"`).
 class ArgValue {
 public:
-  enum class Kind { Int, Float, Bool };
+  enum class Kind { Int, Float, Bool, String };
   ArgValue(int v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long long v) : kind_(Kind::Int), int_(v) {}
   ArgValue(double v) : kind_(Kind::Float), float_(v) {}
   ArgValue(bool v) : kind_(Kind::Bool), bool_(v) {}
+  ArgValue(const char *v) : kind_(Kind::String), string_(v) {}
+  ArgValue(std::string v) : kind_(Kind::String), string_(std::move(v)) {}
   Kind kind() const { return kind_; }
   int64_t intValue() const { return int_; }
   double floatValue() const { return float_; }
   bool boolValue() const { return bool_; }
+  const std::string &stringValue() const { return string_; }
 
 private:
   Kind kind_;
   int64_t int_ = 0;
   double float_ = 0;
   bool bool_ = false;
+  std::string string_;
 };
 
 /// Value arguments by name, e.g. {{"in", 784}, {"eps", 1e-5}}; left-out

@@ -50,12 +50,14 @@ Artifact sample() {
               runtime::DType::F32,
               {256, 784},
               runtime::Device::cpu(),
-              runtime::StateKind::Param},
+              runtime::StateKind::Param,
+              std::nullopt},
              {"bn.running_mean",
               runtime::DType::F64,
               {16},
               runtime::Device::cpu(),
-              runtime::StateKind::Buffer}};
+              runtime::StateKind::Buffer,
+              std::nullopt}};
   a.runtimeSymbols = {"_mlir_ciface_modelc_sgemm", "free", "malloc"};
   a.object = "\x7f"
              "ELF pretend object code";

@@ -201,6 +201,42 @@ TEST(ApiRun, ReferenceMlpMatchesPyTorch) {
     EXPECT_NEAR(values[i], expected->values[i], 1e-4) << "element " << i;
 }
 
+TEST(ApiRun, OptionArgumentsAndOptionalState) {
+  // `bias: false` leaves `fc.bias` out of the state; `activation` picks the
+  // branch; the weights file has only `fc.weight`.
+  constexpr const char *kOptions = R"mdl(import std.nn
+model Head<D: device>(in: int, out: int, bias: bool = true, activation: "relu" | "neg" = "relu") {
+  fc = nn.Linear(in, out, bias: bias)
+  fn forward(x: f32[B, in] @ D) -> f32[B, out] @ D {
+    if activation == "neg" {
+      return -fc(x)
+    }
+    return relu(fc(x))
+  }
+}
+)mdl";
+  Result<Program> program = Program::compileString(kOptions, "head.mdl");
+  ASSERT_TRUE(program) << program.errorText();
+  Result<Model> model = program->instantiate(
+      "Head", Device::cpu(), {{"in", 2}, {"out", 3}, {"bias", false}, {"activation", "neg"}});
+  ASSERT_TRUE(model) << model.errorText();
+  ASSERT_EQ(model->state().size(), 1u);
+  EXPECT_EQ(model->state()[0].name, "fc.weight");
+  std::string weights = safetensors({{"fc.weight", {3, 2}, {1, 2, 3, 4, 5, 6}}});
+  Status loaded = model->loadWeightsFromMemory(weights.data(), weights.size(), "head.safetensors");
+  ASSERT_TRUE(loaded) << loaded.errorText();
+  Result<Function> forward = model->compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  Result<Tensor> y = forward->call({*Tensor::fromValues<float>({1, 2}, {1, 1})});
+  ASSERT_TRUE(y) << y.errorText();
+  EXPECT_EQ(*y->toVector<float>(), (std::vector<float>{-3, -7, -11}));
+  Result<Model> unknown =
+      program->instantiate("Head", Device::cpu(), {{"in", 2}, {"out", 3}, {"activation", "tanh"}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.errorText().find("no option 'tanh' (options: relu, neg)"), std::string::npos)
+      << unknown.errorText();
+}
+
 TEST(ApiRun, OneCompilationServesEveryBatchSize) {
   Model model = tinyModel();
   Result<Function> forward = model.compile();

@@ -110,7 +110,7 @@ Meta readMeta(llvm::StringRef dir) {
     for (const auto &[name, value] : *state)
       if (auto type = typeOf(&value))
         meta.state.push_back(
-            {name.str(), type->first, type->second, Device::cpu(), StateKind::Param});
+            {name.str(), type->first, type->second, Device::cpu(), StateKind::Param, std::nullopt});
   // json::Object is unordered; the loader does not care about declaration
   // order, but sorted names keep failure messages stable.
   llvm::sort(meta.state, [](const StateEntry &a, const StateEntry &b) { return a.name < b.name; });

@@ -16,10 +16,10 @@ using ::testing::HasSubstr;
 namespace {
 
 StateEntry param(std::string name, DType dtype, Shape shape, Device device = Device::cpu()) {
-  return {std::move(name), dtype, std::move(shape), device, StateKind::Param};
+  return {std::move(name), dtype, std::move(shape), device, StateKind::Param, std::nullopt};
 }
 StateEntry buffer(std::string name, DType dtype, Shape shape) {
-  return {std::move(name), dtype, std::move(shape), Device::cpu(), StateKind::Buffer};
+  return {std::move(name), dtype, std::move(shape), Device::cpu(), StateKind::Buffer, std::nullopt};
 }
 
 /// A small MLP-like state dict: fc1 (weight, bias), a step counter buffer.

@@ -108,8 +108,8 @@ TEST(InstantiateTest, GenericSignaturesAreRecorded) {
   const ModelInfo *conv = c.program().findModel("Conv2d");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->fns[0].result.str(),
-            "f32[N, out_ch, (H - kernel + 2*padding)/stride + 1, (W - kernel + 2*padding)/stride + "
-            "1] @ D");
+            "f32[N, out_ch, (-dilation*kernel + H + dilation + 2*padding - 1)/stride + 1, "
+            "(-dilation*kernel + W + dilation + 2*padding - 1)/stride + 1] @ D");
 }
 
 } // namespace
