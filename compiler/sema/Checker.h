@@ -67,6 +67,9 @@ public:
     std::optional<Device> home;              // the device errors are measured against
     std::vector<const ast::Expr *> recorded; // with inferred devices
     size_t firstDecl = 0;                    // decls recorded by this fn
+    /// For each enclosing `for`, the index in `scopes` of its body's scope:
+    /// a local of an outer scope assigned in the body is carried.
+    std::vector<size_t> loopScopes;
   };
 
   Value checkExpr(const ast::Expr &expr);
@@ -154,6 +157,17 @@ private:
   void checkStmts(const std::vector<ast::StmtPtr> &body);
   void checkStmt(const ast::Stmt &stmt);
   void finishFn();
+
+  // Loops and assignments (CheckLoops.cpp)
+  void checkForLoop(const ast::ForStmt &loop);
+  void checkRangeLoop(const ast::ForStmt &loop);
+  void checkAssign(const ast::AssignStmt &assign);
+  /// The local `name` and the index of the scope that holds it.
+  std::pair<Local *, size_t> findLocal(llvm::StringRef name);
+  /// E0520 when `value` changes the dtype or shape of `target`, a local
+  /// carried around an enclosing loop; true when it reported.
+  bool reportCarriedTypeChange(const ast::AssignStmt &assign, const Local &target,
+                               const Value &value);
 
   /// The type written at `type` inside `model`; `sigSymbols` collects
   /// signature-local dims, `pack` is the `...` id of this signature.
