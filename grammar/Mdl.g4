@@ -49,8 +49,8 @@ stmt
   // (one alternative, so a bad name after `let` is reported there).
   : LET (IDENT (':' type)? | '(' IDENT (',' IDENT)* ','? ')') '=' expr  # letStmt
   | RETURN (expr (',' expr)*)?             # returnStmt  // `return a, b` returns a tuple
-  | FOR IDENT IDENT expr block             # forStmt   // `for x in xs`; `in` is contextual
-  | IDENT '=' expr                         # assignStmt
+  | FOR IDENT IDENT expr (DOTDOT expr)? block  # forStmt  // `for x in xs`, `for t in 0..T`; `in` is contextual
+  | IDENT ('[' slice (',' slice)* ']')? '=' expr  # assignStmt  // `h = ...`, `out[:, t] = h`
   | stmtIf                                 # ifStmt    // on compile-time values
   | expr                                   # exprStmt
   ;
@@ -103,6 +103,7 @@ INT_T : 'int' ;  FLOAT_T : 'float' ;  BOOL : 'bool' ;
 F16 : 'f16' ;  BF16 : 'bf16' ;  F32 : 'f32' ;  F64 : 'f64' ;  I32 : 'i32' ;  I64 : 'i64' ;
 
 ELLIPSIS : '...' ;
+DOTDOT   : '..' ;
 IDENT     : [a-zA-Z_] [a-zA-Z_0-9]* ;
 FLOAT_LIT : [0-9]+ '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;
 INT_LIT   : [0-9]+ ;

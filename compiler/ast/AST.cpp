@@ -317,6 +317,11 @@ private:
       Nested nested(*this);
       if (loop->iterable)
         dumpExpr(*loop->iterable);
+      if (loop->rangeEnd) {
+        line() << "RangeEnd\n";
+        Nested inner(*this);
+        dumpExpr(*loop->rangeEnd);
+      }
       line() << "Body\n";
       Nested inner(*this);
       for (const StmtPtr &bodyStmt : loop->body)
@@ -325,6 +330,8 @@ private:
       line() << "Assign " << assign->target.name;
       end(assign->range);
       Nested nested(*this);
+      if (assign->indexedTarget)
+        dumpExpr(*assign->indexedTarget);
       if (assign->value)
         dumpExpr(*assign->value);
     } else if (const auto *branch = llvm::dyn_cast<IfStmt>(&stmt)) {

@@ -332,21 +332,29 @@ public:
   static bool classof(const Stmt *s) { return s->kind() == Kind::Return; }
 };
 
-/// `for x in xs { ... }` over a list of submodels.
+/// `for x in xs { ... }` over a list of submodels, or `for t in 0..T { ... }`
+/// over a range of ints (then `iterable` is the start and `rangeEnd` the
+/// exclusive end).
 class ForStmt : public Stmt {
 public:
   ForStmt(Range r, Ident var) : Stmt(Kind::For, r), var(std::move(var)) {}
   Ident var;
   ExprPtr iterable;
+  ExprPtr rangeEnd; // null unless a range loop
+  bool isRange() const { return rangeEnd != nullptr; }
   std::vector<StmtPtr> body;
   static bool classof(const Stmt *s) { return s->kind() == Kind::For; }
 };
 
-/// `x = expr` re-binding a `let` variable (its type may not change).
+/// `x = expr` re-binding a `let` variable (its type may not change), or
+/// `x[:, t] = expr` writing part of a tensor `let` variable.
 class AssignStmt : public Stmt {
 public:
   AssignStmt(Range r, Ident target) : Stmt(Kind::Assign, r), target(std::move(target)) {}
   Ident target;
+  /// `x[...]` (an IndexExpr whose base names `target`) for a partial write;
+  /// null for a plain re-binding.
+  ExprPtr indexedTarget;
   ExprPtr value;
   static bool classof(const Stmt *s) { return s->kind() == Kind::Assign; }
 };

@@ -18,6 +18,7 @@
 #include "mlir/MdlDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -1050,6 +1051,19 @@ llvm::Expected<DevicePlan> Planner::run() {
     plan.buffers[id].index = isState ? unsigned(i) : input;
     v->buffer = id;
     info(arg) = std::move(*v);
+  }
+
+  // Loops over run-time ranges would need a host-driven loop over launches;
+  // the plan has straight-line steps only (docs/cuda-codegen.md). Checked
+  // first: the sizes such a loop reads come before it.
+  for (mlir::Operation &op : entry.getOperations()) {
+    if (mlir::isa<mlir::scf::ForOp>(op))
+      return fail(&op, "a loop over a run-time range (`for t in 0..T` with `T` a dim of an "
+                       "input) is not supported on cuda yet (a range of at most 16 steps known "
+                       "at compile time is unrolled into straight-line code)");
+    if (mlir::isa<mlir::mdl::SelectOp, mlir::mdl::SelectScatterOp>(op))
+      return fail(&op, "indexing with a loop variable and writing into part of a tensor "
+                       "(`out[:, t] = h`) are not supported on cuda yet");
   }
 
   for (mlir::Operation &op : entry.getOperations()) {

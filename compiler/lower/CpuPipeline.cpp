@@ -3,7 +3,9 @@
 //  1. mdl-to-linalg, then elementwise fusion (bias + activation after a
 //     matmul become one loop nest) that leaves matmuls alone for BLAS.
 //  2. One-shot bufferization; results become caller-provided out-params (a
-//     tensor returned twice is copied first, one buffer per result).
+//     tensor returned twice is copied first, one buffer per result). A
+//     loop's carried tensor may be a new buffer each step (an RNN's hidden
+//     state), so loops may yield allocations.
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
 //     the rest loops.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
@@ -32,7 +34,7 @@ namespace {
 constexpr const char *kBufferize =
     "func.func(canonicalize),"
     "eliminate-empty-tensors,"
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "canonicalize";

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
@@ -79,8 +80,9 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
     return "Lower mdl ops on cpu tensors to linalg/tensor/arith/math";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
-                    math::MathDialect, func::FuncDialect, cf::ControlFlowDialect>();
+    registry
+        .insert<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
+                math::MathDialect, func::FuncDialect, cf::ControlFlowDialect, scf::SCFDialect>();
   }
 
   void runOnOperation() override {
@@ -110,6 +112,7 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
     populateElementwisePatterns(converter, patterns);
     populateTensorPatterns(converter, patterns);
     populateConvPatterns(converter, patterns);
+    populateLoopPatterns(converter, patterns, target);
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

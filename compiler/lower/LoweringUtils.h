@@ -97,6 +97,9 @@ struct LowerWith : mlir::OpConversionPattern<OpTy> {
 void populateElementwisePatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 void populateTensorPatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 void populateConvPatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+/// scf.for of run-time ranges (their types) and run-time indexing.
+void populateLoopPatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns,
+                          mlir::ConversionTarget &target);
 
 } // namespace modelc::lower
 

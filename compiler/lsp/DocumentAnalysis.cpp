@@ -120,7 +120,7 @@ void collectLocals(const std::vector<ast::StmtPtr> &body, SMLoc loc,
             out.emplace_back(name.name, "");
     } else if (const auto *loop = dyn_cast<ast::ForStmt>(stmt.get())) {
       if (contains(loop->range, loc)) {
-        out.emplace_back(loop->var.name, "");
+        out.emplace_back(loop->var.name, loop->isRange() ? "int" : "");
         collectLocals(loop->body, loc, out);
       }
     } else if (const auto *branch = dyn_cast<ast::IfStmt>(stmt.get())) {

@@ -336,6 +336,49 @@ LogicalResult SliceOp::verify() {
   return verifyShape(*this, "result", getType(), expected);
 }
 
+/// The shape of `input` without `dims` (ascending, in range), checked
+/// against the number of positions.
+static FailureOr<SmallVector<int64_t>> selectedShape(Operation *op, RankedTensorType input,
+                                                     ArrayRef<int64_t> dims, size_t numPositions) {
+  if (dims.size() != numPositions)
+    return op->emitOpError() << "has " << numPositions << " positions for " << dims.size()
+                             << " dims";
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (failed(verifyDim(op, "dim", dims[i], input.getRank())))
+      return failure();
+    if (i > 0 && dims[i] <= dims[i - 1])
+      return op->emitOpError() << "dims must be ascending";
+  }
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(input.getDimSize(d));
+  return shape;
+}
+
+LogicalResult SelectOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (failed(verifySameElementType(*this, "result", getType(), input)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      selectedShape(*this, input, getDims(), getPositions().size());
+  if (failed(shape))
+    return failure();
+  return verifyShape(*this, "result", getType(), *shape);
+}
+
+LogicalResult SelectScatterOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (failed(verifySameElementType(*this, "source", getSource().getType(), input)) ||
+      failed(verifySameElementType(*this, "result", getType(), input)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      selectedShape(*this, input, getDims(), getPositions().size());
+  if (failed(shape) || failed(verifyShape(*this, "source", tensorOf(getSource()), *shape)))
+    return failure();
+  return verifyShape(*this, "result", getType(), input.getShape());
+}
+
 LogicalResult TransposeOp::verify() {
   RankedTensorType input = tensorOf(getInput());
   if (failed(verifyDim(*this, "dim0", getDim0(), input.getRank())) ||

@@ -245,6 +245,35 @@ def Mdl_SliceOp : Mdl_Op<"slice", [Pure, Mdl_SameDevice]> {
   }];
 }
 
+// Loops index with a variable known only at run time (`x[:, t]` in
+// `for t in 0..T`): these take their positions as index operands.
+def Mdl_SelectOp : Mdl_Op<"select", [Pure, Mdl_SameDevice]> {
+  let summary = "`x[..., i, ...]` at run-time positions: the `dims` are dropped";
+  let description = [{
+    One index operand per entry of `dims` (ascending). A negative position
+    counts from the end; a position outside the dim reads the nearest valid
+    one, as mdl.slice does.
+  }];
+  let arguments = (ins Mdl_Tensor:$input, Variadic<Index>:$positions, DenseI64ArrayAttr:$dims);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$input `[` $positions `]` attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_SelectScatterOp : Mdl_Op<"select_scatter", [Pure, Mdl_SameDevice]> {
+  let summary = "`x[..., i, ...] = source` as a value: `input` with that part replaced";
+  let description = [{
+    torch.select_scatter over several dims: `source` has the shape of
+    `input` without `dims`; positions are read as by mdl.select.
+  }];
+  let arguments = (ins Mdl_Tensor:$input, Mdl_Tensor:$source, Variadic<Index>:$positions,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat =
+      "$input `[` $positions `]` `,` $source attr-dict `:` type($input) `,` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Mdl_ConcatOp : Mdl_Op<"concat", [Pure, Mdl_SameDevice]> {
   let summary = "concatenate along `dim`";
   let arguments = (ins Variadic<Mdl_Tensor>:$inputs, I64Attr:$dim);

@@ -17,12 +17,15 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
@@ -50,11 +53,14 @@ struct GenValue {
   /// creation ops take it, through the checker's types.
   /// Void: what a fn without a result returns (it can only be discarded).
   /// Tuple: the several results of a fn, in `elements`.
+  /// Index: an int computed at run time (the variable of a loop over a
+  /// run-time range, and arithmetic on it), as an index value.
   enum class Kind {
     None,
     Tensor,
     Scalar,
     Size,
+    Index,
     Device,
     DType,
     Model,
@@ -65,6 +71,7 @@ struct GenValue {
   };
   Kind kind = Kind::None;
   mlir::Value tensor;
+  mlir::Value index; // Kind::Index
   double number = 0;
   bool isInt = false;
   sema::Device device;
@@ -87,6 +94,13 @@ struct GenValue {
     return g;
   }
   bool ok() const { return kind != Kind::None; }
+};
+
+/// An int that a loop bound or a subscript needs: known now, or an index
+/// value computed at run time.
+struct IntOperand {
+  std::optional<int64_t> constant;
+  mlir::Value value;
 };
 
 /// One instance of a model: the entry model or an inlined submodel.
@@ -188,6 +202,23 @@ private:
   bool genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
   /// The statements of a nested block (a branch of an `if`).
   bool genBlock(const std::vector<ast::StmtPtr> &stmts, Scope &scope);
+  /// `for t in a..b`: unrolled when the trip count is a small constant,
+  /// else an scf.for carrying the re-bound tensors.
+  bool genRangeLoop(const ast::ForStmt &loop, Scope &scope);
+  /// `x[...] = v`: the new value of `x`.
+  GenValue genIndexedWrite(const ast::IndexExpr &target, const GenValue &value, Scope &scope);
+  /// `v` (generated from `expr`) as an int operand; nullopt after an error.
+  std::optional<IntOperand> intOperandOf(const GenValue &v, const ast::Expr &expr, Scope &scope);
+  std::optional<IntOperand> intOperand(const ast::Expr &expr, Scope &scope) {
+    GenValue v = gen(expr, scope);
+    return v.ok() ? intOperandOf(v, expr, scope) : std::nullopt;
+  }
+  mlir::Value indexValue(const IntOperand &i, mlir::Location l) {
+    return i.value ? i.value : mlir::arith::ConstantIndexOp::create(b, l, *i.constant);
+  }
+  /// `l op r` on ints of which one is known only at run time.
+  GenValue indexArithmetic(const ast::BinaryExpr &binary, const GenValue &l, const GenValue &r,
+                           Scope &scope);
   std::optional<GenValue> constantOf(const ast::Expr &expr, ModelFrame &frame);
   /// `l op r` for two compile-time scalars (Python's `%` and `//` for ints).
   std::optional<GenValue> foldScalars(ast::BinaryOp op, const GenValue &l, const GenValue &r);
@@ -629,6 +660,10 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
       GenValue v = gen(*assign->value, scope);
       if (!v.ok())
         return false;
+      if (auto *target = llvm::dyn_cast_if_present<ast::IndexExpr>(assign->indexedTarget.get()))
+        v = genIndexedWrite(*target, v, scope);
+      if (!v.ok())
+        return false;
       scope.locals[assign->target.name] = v;
     } else if (auto *ret = dyn_cast<ast::ReturnStmt>(stmt.get())) {
       if (!ret->value) { // `return` in a fn without a result
@@ -654,6 +689,9 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
         return false;
       }
       if (!genBlock(*taken ? branch->thenBody : branch->elseBody, scope))
+        return false;
+    } else if (auto *loop = dyn_cast<ast::ForStmt>(stmt.get()); loop && loop->isRange()) {
+      if (!genRangeLoop(*loop, scope))
         return false;
     } else if (auto *loop = dyn_cast<ast::ForStmt>(stmt.get())) {
       GenValue list = gen(*loop->iterable, scope);
@@ -1092,6 +1130,8 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   if (!rhs.ok())
     return {};
   bool lt = lhs.kind == GenValue::Kind::Tensor, rt = rhs.kind == GenValue::Kind::Tensor;
+  if (!lt && !rt && (lhs.kind == GenValue::Kind::Index || rhs.kind == GenValue::Kind::Index))
+    return indexArithmetic(binary, lhs, rhs, scope);
   if (!lt && !rt) {
     if (lhs.kind == GenValue::Kind::Scalar && rhs.kind == GenValue::Kind::Scalar)
       if (std::optional<GenValue> c = foldScalars(binary.op, lhs, rhs))
@@ -1155,18 +1195,44 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
   int64_t rank = xt.getRank();
   if (int64_t(index.subscripts.size()) > rank)
     return unsupported(index.range, "more subscripts than dims");
+  // Single indices known only now (a loop variable): constants of an
+  // unrolled loop, or run-time positions read by mdl.select after the
+  // static part of the subscripts.
+  llvm::DenseMap<size_t, int64_t> generatedIndices;
+  llvm::SmallVector<int64_t> runtimeDims;
+  llvm::SmallVector<mlir::Value> runtimePositions;
+  for (size_t d = 0; d < index.subscripts.size(); ++d) {
+    const ast::Slice &sub = index.subscripts[d];
+    if (sub.isSlice || constantInt(*sub.index))
+      continue;
+    std::optional<IntOperand> i = intOperand(*sub.index, scope);
+    if (!i)
+      return {};
+    if (i->constant) {
+      generatedIndices[d] = *i->constant;
+      continue;
+    }
+    runtimeDims.push_back(int64_t(d));
+    runtimePositions.push_back(i->value);
+  }
   constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
   llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1), indexDims, shape;
   for (size_t d = 0; d < index.subscripts.size(); ++d) {
     const ast::Slice &sub = index.subscripts[d];
+    if (llvm::is_contained(runtimeDims, int64_t(d)))
+      continue; // whole here; mdl.select picks the position
     int64_t extent = xt.getDimSize(d);
     auto bound = [&](const ast::ExprPtr &e, int64_t dflt) -> std::optional<int64_t> {
-      return e ? constantInt(*e) : std::optional<int64_t>(dflt);
+      if (!e)
+        return dflt;
+      if (auto it = generatedIndices.find(d); it != generatedIndices.end() && e == sub.index)
+        return it->second;
+      return constantInt(*e);
     };
     std::optional<int64_t> start = bound(sub.isSlice ? sub.begin : sub.index, 0),
                            end = bound(sub.end, kToEnd), step = bound(sub.step, 1);
     if (!start || !end || !step)
-      return unsupported(sub.range, "a subscript known only at run time");
+      return unsupported(sub.range, "a slice bound known only at run time");
     if (!sub.isSlice) {
       // PyTorch raises IndexError; a static extent lets us say so here.
       if (extent != kDyn && (*start < -extent || *start >= extent))
@@ -1188,22 +1254,237 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
       shape.push_back(xt.isDynamicDim(d) ? kDyn
                                          : mlir::mdl::slicedExtent(starts[d], ends[d], steps[d],
                                                                    xt.getDimSize(d)));
+  // The run-time dims, renumbered after the static indices dropped theirs.
+  llvm::SmallVector<int64_t> selectDims, finalShape;
+  for (int64_t d : runtimeDims)
+    selectDims.push_back(d - llvm::count_if(indexDims, [&](int64_t i) { return i < d; }));
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!llvm::is_contained(selectDims, int64_t(d)))
+      finalShape.push_back(shape[d]);
   // The checker sizes a slice as (end - begin) / step without clamping; when
   // the bounds leave the dim, PyTorch's (clamped) result disagrees with it.
   if (const sema::ExprInfo *info = program.typeOf(&index);
-      info && info->type.isTensor() && info->type.shape.dims.size() == shape.size()) {
-    for (size_t d = 0; d < shape.size(); ++d) {
+      info && info->type.isTensor() && info->type.shape.dims.size() == finalShape.size()) {
+    for (size_t d = 0; d < finalShape.size(); ++d) {
       int64_t promised = extentOf(scopedDim(info->type.shape.dims[d], scope), *scope.frame);
-      if (promised != kDyn && shape[d] != kDyn && promised != shape[d])
+      if (promised != kDyn && finalShape[d] != kDyn && promised != finalShape[d])
         return unsupported(index.range, "a slice that reaches outside its dim (it has " +
-                                            std::to_string(shape[d]) + " elements, its type says " +
-                                            std::to_string(promised) + ")");
+                                            std::to_string(finalShape[d]) +
+                                            " elements, its type says " + std::to_string(promised) +
+                                            ")");
     }
   }
-  return GenValue::ofTensor(
-      mlir::mdl::SliceOp::create(b, loc(index.range), withShape(base.tensor, shape), base.tensor,
-                                 b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(ends),
-                                 b.getDenseI64ArrayAttr(steps), b.getDenseI64ArrayAttr(indexDims)));
+  mlir::Location l = loc(index.range);
+  mlir::Value result = base.tensor;
+  bool wholeTensor = indexDims.empty() && llvm::all_of(llvm::seq<int64_t>(0, rank), [&](int64_t d) {
+                       return starts[d] == 0 && ends[d] == kToEnd && steps[d] == 1;
+                     });
+  if (!wholeTensor)
+    result = mlir::mdl::SliceOp::create(b, l, withShape(base.tensor, shape), base.tensor,
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
+                                        b.getDenseI64ArrayAttr(indexDims));
+  if (!selectDims.empty())
+    result = mlir::mdl::SelectOp::create(b, l, withShape(result, finalShape), result,
+                                         runtimePositions, b.getDenseI64ArrayAttr(selectDims));
+  return GenValue::ofTensor(result);
+}
+
+GenValue Generator::genIndexedWrite(const ast::IndexExpr &target, const GenValue &value,
+                                    Scope &scope) {
+  GenValue base = gen(*target.base, scope);
+  if (!base.ok())
+    return {};
+  if (base.kind != GenValue::Kind::Tensor || value.kind != GenValue::Kind::Tensor)
+    return unsupported(target.range, "writing this value into part of a tensor");
+  // `x[i, :, j] = v`: single indices and whole dims (`:`).
+  mlir::Location l = loc(target.range);
+  llvm::SmallVector<int64_t> dims, sourceShape;
+  llvm::SmallVector<mlir::Value> positions;
+  RankedTensorType xt = typeOf(base.tensor);
+  for (size_t d = 0; d < target.subscripts.size(); ++d) {
+    const ast::Slice &sub = target.subscripts[d];
+    if (sub.isSlice) {
+      if (sub.begin || sub.end || sub.step)
+        return unsupported(sub.range, "writing into a slice `a:b` (write whole dims `:` and "
+                                      "single indices)");
+      continue;
+    }
+    std::optional<IntOperand> i = intOperand(*sub.index, scope);
+    if (!i)
+      return {};
+    if (i->constant && xt.getDimSize(d) != kDyn &&
+        (*i->constant < -xt.getDimSize(d) || *i->constant >= xt.getDimSize(d)))
+      return unsupported(sub.range, "the out-of-range index " + std::to_string(*i->constant) +
+                                        " into a dim of size " + std::to_string(xt.getDimSize(d)));
+    dims.push_back(int64_t(d));
+    positions.push_back(indexValue(*i, l));
+  }
+  for (int64_t d = 0; d < xt.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      sourceShape.push_back(xt.getDimSize(d));
+  mlir::Value source = value.tensor;
+  if (typeOf(source).getShape() != llvm::ArrayRef<int64_t>(sourceShape))
+    source = mlir::tensor::CastOp::create(b, l, withShape(source, sourceShape), source);
+  return GenValue::ofTensor(mlir::mdl::SelectScatterOp::create(
+      b, l, xt, base.tensor, source, positions, b.getDenseI64ArrayAttr(dims)));
+}
+
+std::optional<IntOperand> Generator::intOperandOf(const GenValue &v, const ast::Expr &expr,
+                                                  Scope &scope) {
+  if (v.kind == GenValue::Kind::Scalar && v.isInt)
+    return IntOperand{int64_t(v.number), {}};
+  if (v.kind == GenValue::Kind::Index)
+    return IntOperand{std::nullopt, v.index};
+  if (v.kind == GenValue::Kind::Size) {
+    // A symbolic dim (`T` of `x: f32[B, T, I]`): read from the input.
+    const sema::ExprInfo *info = program.typeOf(&expr);
+    if (info && info->type.intValue)
+      if (mlir::Value size =
+              sizeValue(scopedDim(*info->type.intValue, scope), scope, loc(expr.range)))
+        return IntOperand{std::nullopt, size};
+  }
+  unsupported(expr.range, "this int as a loop bound or subscript");
+  return std::nullopt;
+}
+
+GenValue Generator::indexArithmetic(const ast::BinaryExpr &binary, const GenValue &lhs,
+                                    const GenValue &rhs, Scope &scope) {
+  std::optional<IntOperand> l = intOperandOf(lhs, *binary.lhs, scope);
+  std::optional<IntOperand> r = l ? intOperandOf(rhs, *binary.rhs, scope) : std::nullopt;
+  if (!l || !r)
+    return {};
+  mlir::Location at = loc(binary.range);
+  mlir::Value a = indexValue(*l, at), c = indexValue(*r, at);
+  GenValue v;
+  v.kind = GenValue::Kind::Index;
+  switch (binary.op) {
+  case ast::BinaryOp::Add:
+    v.index = mlir::arith::AddIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Sub:
+    v.index = mlir::arith::SubIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Mul:
+    v.index = mlir::arith::MulIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Div: // Python's `//` on ints, as foldScalars
+    v.index = mlir::arith::FloorDivSIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Mod: {
+    mlir::Value quotient = mlir::arith::FloorDivSIOp::create(b, at, a, c);
+    v.index =
+        mlir::arith::SubIOp::create(b, at, a, mlir::arith::MulIOp::create(b, at, quotient, c));
+    return v;
+  }
+  default:
+    return unsupported(binary.range, "`" + ast::binaryOpSpelling(binary.op) +
+                                         "` on an int known only at run time");
+  }
+}
+
+/// The `let` variables of an enclosing scope that `body` re-binds (in nested
+/// loops too): a loop carries them from one iteration to the next.
+static void collectCarried(const std::vector<ast::StmtPtr> &body, llvm::StringSet<> &out) {
+  llvm::StringSet<> bound; // `let`s of this body shadow outer names after them
+  for (const ast::StmtPtr &stmt : body) {
+    if (auto *let = llvm::dyn_cast_or_null<ast::LetStmt>(stmt.get())) {
+      bound.insert(let->name.name);
+    } else if (auto *assign = llvm::dyn_cast_or_null<ast::AssignStmt>(stmt.get())) {
+      if (!bound.contains(assign->target.name))
+        out.insert(assign->target.name);
+    } else if (auto *loop = llvm::dyn_cast_or_null<ast::ForStmt>(stmt.get())) {
+      llvm::StringSet<> inner;
+      collectCarried(loop->body, inner);
+      for (const auto &name : inner)
+        if (!bound.contains(name.getKey()))
+          out.insert(name.getKey());
+    }
+  }
+}
+
+bool Generator::genRangeLoop(const ast::ForStmt &loop, Scope &scope) {
+  std::optional<IntOperand> lo = intOperand(*loop.iterable, scope);
+  std::optional<IntOperand> hi = lo ? intOperand(*loop.rangeEnd, scope) : std::nullopt;
+  if (!lo || !hi)
+    return false;
+  llvm::StringSet<> carriedSet;
+  collectCarried(loop.body, carriedSet);
+  llvm::SmallVector<std::string> carried;
+  for (const auto &name : carriedSet)
+    if (scope.locals.count(name.getKey()))
+      carried.push_back(name.getKey().str());
+  llvm::sort(carried);
+  // The body's own `let`s end with the loop; only the carried names live on.
+  llvm::StringMap<GenValue> outer = scope.locals;
+  auto restore = [&](llvm::function_ref<GenValue(size_t)> carriedValue) {
+    llvm::StringMap<GenValue> after = outer;
+    for (size_t i = 0; i < carried.size(); ++i)
+      after[carried[i]] = carriedValue(i);
+    scope.locals = std::move(after);
+  };
+
+  // A few steps known now are unrolled: their shapes stay static and
+  // elementwise fusion crosses steps; a longer or run-time range is one loop.
+  constexpr int64_t kMaxUnrolledSteps = 16;
+  if (lo->constant && hi->constant && *hi->constant - *lo->constant <= kMaxUnrolledSteps) {
+    for (int64_t t = *lo->constant; t < *hi->constant && !scope.returned; ++t) {
+      scope.locals[loop.var.name] = GenValue::ofScalar(double(t), true);
+      if (!genStmts(loop.body, scope))
+        return false;
+    }
+    llvm::StringMap<GenValue> last = scope.locals;
+    restore([&](size_t i) { return last[carried[i]]; });
+    return true;
+  }
+
+  mlir::Location l = loc(loop.range);
+  llvm::SmallVector<mlir::Value> inits;
+  for (const std::string &name : carried) {
+    const GenValue &v = scope.locals[name];
+    if (v.kind != GenValue::Kind::Tensor) {
+      unsupported(loop.range, "re-binding `" + name +
+                                  "`, which is not a tensor, in a loop over a run-time range");
+      return false;
+    }
+    inits.push_back(v.tensor);
+  }
+  mlir::Value lb = indexValue(*lo, l), ub = indexValue(*hi, l);
+  mlir::Value step = mlir::arith::ConstantIndexOp::create(b, l, 1);
+  // Sizes read inside the body are defined there: not visible after it.
+  auto outerDimValues = scope.dimValues;
+  bool ok = true;
+  auto forOp = mlir::scf::ForOp::create(
+      b, l, lb, ub, step, inits,
+      [&](mlir::OpBuilder &, mlir::Location, mlir::Value iv, mlir::ValueRange args) {
+        for (size_t i = 0; i < carried.size(); ++i)
+          scope.locals[carried[i]] = GenValue::ofTensor(args[i]);
+        GenValue var;
+        var.kind = GenValue::Kind::Index;
+        var.index = iv;
+        scope.locals[loop.var.name] = var;
+        ok = genStmts(loop.body, scope);
+        if (ok && scope.returned) {
+          unsupported(loop.range, "`return` inside a loop over a run-time range");
+          ok = false;
+        }
+        if (!ok)
+          return;
+        llvm::SmallVector<mlir::Value> yielded;
+        for (size_t i = 0; i < carried.size(); ++i) {
+          mlir::Value v = scope.locals[carried[i]].tensor;
+          // The checker kept the type; only static and `?` extents may differ.
+          if (v.getType() != inits[i].getType())
+            v = mlir::tensor::CastOp::create(b, l, inits[i].getType(), v);
+          yielded.push_back(v);
+        }
+        mlir::scf::YieldOp::create(b, l, yielded);
+      });
+  scope.dimValues = std::move(outerDimValues);
+  if (!ok)
+    return false;
+  restore([&](size_t i) { return GenValue::ofTensor(forOp.getResult(i)); });
+  return true;
 }
 
 GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
@@ -2202,7 +2483,7 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
 
 void mlirgen::loadMlirGenDialects(mlir::MLIRContext &context) {
   context.loadDialect<mlir::mdl::MdlDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
-                      mlir::tensor::TensorDialect>();
+                      mlir::tensor::TensorDialect, mlir::scf::SCFDialect>();
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>

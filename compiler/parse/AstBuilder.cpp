@@ -642,6 +642,25 @@ private:
       if (!name)
         return nullptr;
       auto stmt = std::make_unique<AssignStmt>(range(&assign), std::move(*name));
+      if (!assign.slice().empty()) {
+        // `x[...] = v`: the target is the index expression `x[...]`, up to
+        // the `]` before `=`.
+        Range targetRange = stmt->target.range;
+        for (ParseTree *child : assign.children)
+          if (antlr4::Token *token = tokenOf(child); token && text(token) == "]")
+            targetRange = Range::join(targetRange, range(token));
+        auto index = std::make_unique<IndexExpr>(
+            targetRange, std::make_unique<NameExpr>(stmt->target.range, stmt->target.name));
+        unsigned depth = 1;
+        for (Mdl::SliceContext *sliceCtx : assign.slice()) {
+          auto slice = buildSlice(*sliceCtx, depth);
+          if (!slice)
+            return nullptr;
+          index->subscripts.push_back(std::move(*slice));
+        }
+        if (!(stmt->indexedTarget = checkDepth(std::move(index), depth + 1)))
+          return nullptr;
+      }
       if (!(stmt->value = buildTopExpr(assign.expr())))
         return nullptr;
       return stmt;
@@ -706,7 +725,7 @@ private:
 
   StmtPtr buildFor(Mdl::ForStmtContext &ctx) {
     std::vector<TerminalNode *> idents = ctx.IDENT();
-    if (idents.size() != 2 || !present(idents[0]) || !present(idents[1]) || !ctx.expr() ||
+    if (idents.size() != 2 || !present(idents[0]) || !present(idents[1]) || ctx.expr().empty() ||
         !ctx.block())
       return nullptr;
     if (idents[1]->getText() != "in") {
@@ -718,7 +737,10 @@ private:
       return nullptr;
     }
     auto stmt = std::make_unique<ForStmt>(range(&ctx), *ident(idents[0]));
-    if (!(stmt->iterable = buildTopExpr(ctx.expr())))
+    std::vector<Mdl::ExprContext *> exprs = ctx.expr();
+    if (!(stmt->iterable = buildTopExpr(exprs[0])))
+      return nullptr;
+    if (ctx.DOTDOT() && (exprs.size() != 2 || !(stmt->rangeEnd = buildTopExpr(exprs[1]))))
       return nullptr;
     stmt->body = buildBlock(*ctx.block());
     return stmt;

@@ -909,37 +909,9 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
         {let.name.range, let.name.name, {}, local.value.type, {}, local.value.origin});
     return;
   }
-  case ast::Stmt::Kind::LetTuple:
-    checkLetTuple(cast<ast::LetTupleStmt>(stmt));
+  case ast::Stmt::Kind::Assign:
+    checkAssign(cast<ast::AssignStmt>(stmt));
     return;
-  case ast::Stmt::Kind::Assign: {
-    auto &assign = cast<ast::AssignStmt>(stmt);
-    Value v = assign.value ? checkExpr(*assign.value) : errorValue();
-    Local *target = nullptr;
-    for (auto scope = ctx.scopes.rbegin(); scope != ctx.scopes.rend() && !target; ++scope) {
-      auto it = scope->find(assign.target.name);
-      if (it != scope->end())
-        target = &it->second;
-    }
-    if (!target || !target->isLet) {
-      if (!target && !ctx.model->findState(assign.target.name) &&
-          !ctx.model->findSubmodel(assign.target.name)) {
-        if (ctx.reportedUnknown.insert(assign.target.name).second)
-          diags_.report(DiagId::UnknownName, assign.target.range, assign.target.name);
-      } else {
-        diags_.report(DiagId::AssignToNonLocal, assign.target.range, assign.target.name)
-            .help("introduce a new variable",
-                  {{Range{assign.target.range.begin, assign.target.range.begin}, "let "}},
-                  Applicability::MaybeIncorrect);
-      }
-      return;
-    }
-    if (v.type.isError() || target->value.type.isError())
-      return;
-    checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value),
-                         target->declRange, "`" + assign.target.name + "`", false);
-    return;
-  }
   case ast::Stmt::Kind::Return: {
     auto &ret = cast<ast::ReturnStmt>(stmt);
     if (!ctx.fn)
@@ -973,36 +945,9 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
     checkAgainstDeclared(v, underFacts(fn.result), declared, fn.decl->result->range, fn.name, true);
     return;
   }
-  case ast::Stmt::Kind::For: {
-    auto &loop = cast<ast::ForStmt>(stmt);
-    Value it = loop.iterable ? checkExpr(*loop.iterable) : errorValue();
-    Local var;
-    var.declRange = loop.var.range;
-    var.isLet = false;
-    if (it.type.kind() == Type::Kind::ModelList && it.type.instances &&
-        !it.type.instances->empty()) {
-      const auto &first = it.type.instances->front();
-      bool uniform = llvm::all_of(*it.type.instances, [&](const auto &inst) {
-        return inst->model == first->model && inst->devices == first->devices &&
-               inst->values == first->values;
-      });
-      if (uniform) {
-        var.value.type = Type::model(first);
-        var.value.origin = it.origin;
-      } else {
-        diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
-                      "iterating over submodels of different types");
-      }
-    } else if (!it.type.isError()) {
-      diags_.report(DiagId::NotIterable, loop.iterable->range, it.type.str())
-          .primary("a `for` loop iterates over a list of submodels");
-    }
-    ctx.scopes.emplace_back();
-    ctx.scopes.back()[loop.var.name] = var;
-    checkStmts(loop.body);
-    ctx.scopes.pop_back();
+  case ast::Stmt::Kind::For:
+    checkForLoop(cast<ast::ForStmt>(stmt));
     return;
-  }
   case ast::Stmt::Kind::If:
     checkIf(cast<ast::IfStmt>(stmt));
     return;

@@ -77,6 +77,9 @@ public:
     /// and their conditions with the truth value they have here.
     ArgumentFacts facts;
     std::vector<std::pair<ConditionPtr, bool>> assumed;
+    /// For each enclosing `for`, the index in `scopes` of its body's scope:
+    /// a local of an outer scope assigned in the body is carried.
+    std::vector<size_t> loopScopes;
   };
 
   // Compile-time conditions (CheckConditions.cpp)
@@ -252,6 +255,17 @@ private:
   void finishFn();
   /// W0311 for a statement `x.to(dev)` whose result nothing uses.
   void warnIfDiscardedTransfer(const ast::ExprStmt &stmt, const Value &result);
+
+  // Loops and assignments (CheckLoops.cpp)
+  void checkForLoop(const ast::ForStmt &loop);
+  void checkRangeLoop(const ast::ForStmt &loop);
+  void checkAssign(const ast::AssignStmt &assign);
+  /// The local `name` and the index of the scope that holds it.
+  std::pair<Local *, size_t> findLocal(llvm::StringRef name);
+  /// E0520 when `value` changes the dtype or shape of `target`, a local
+  /// carried around an enclosing loop; true when it reported.
+  bool reportCarriedTypeChange(const ast::AssignStmt &assign, const Local &target,
+                               const Value &value);
 
   /// The type written at `type` inside `model`; `sigSymbols` collects
   /// signature-local dims, `pack` is the `...` id of this signature.

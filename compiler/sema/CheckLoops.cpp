@@ -1,0 +1,178 @@
+//===- CheckLoops.cpp - `for` loops and assignments ---------------------===//
+//
+// A loop body is checked once, whatever the number of iterations: over a
+// list of submodels the variable is one (uniform) submodel, over a range
+// `a..b` it is an int known only at run time. A `let` variable of an
+// enclosing scope that the body re-binds is carried from one iteration to
+// the next, so its dtype, shape and device may not change (E0520); the
+// device rules inside the body are the rules outside it (a state created
+// with `zeros` that nothing places is E0302 in a loop as anywhere).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/Checker.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+
+using namespace modelc;
+using namespace modelc::sema;
+using llvm::cast;
+
+std::pair<Checker::Local *, size_t> Checker::findLocal(llvm::StringRef name) {
+  FnContext &ctx = *fn_;
+  for (size_t i = ctx.scopes.size(); i-- > 0;) {
+    auto it = ctx.scopes[i].find(name);
+    if (it != ctx.scopes[i].end())
+      return {&it->second, i};
+  }
+  return {nullptr, 0};
+}
+
+void Checker::checkForLoop(const ast::ForStmt &loop) {
+  if (loop.isRange()) {
+    checkRangeLoop(loop);
+    return;
+  }
+  FnContext &ctx = *fn_;
+  Value it = loop.iterable ? checkExpr(*loop.iterable) : errorValue();
+  Local var;
+  var.declRange = loop.var.range;
+  var.isLet = false;
+  if (it.type.kind() == Type::Kind::ModelList && it.type.instances && !it.type.instances->empty()) {
+    const auto &instances = *it.type.instances;
+    const auto &first = instances.front();
+    auto sameModel = [&](const auto &inst) {
+      return inst->model == first->model && inst->values == first->values;
+    };
+    auto sameDevices = [&](const auto &inst) { return inst->devices == first->devices; };
+    if (llvm::all_of(instances, sameModel) && llvm::all_of(instances, sameDevices)) {
+      var.value.type = Type::model(first);
+      var.value.origin = it.origin;
+    } else if (llvm::all_of(instances, sameModel)) {
+      // The body is checked once, so every iteration must see the same
+      // devices; name them so the user sees which submodel differs.
+      std::vector<std::string> seen;
+      for (const auto &inst : instances)
+        for (const Device &d : inst->devices)
+          if (!llvm::is_contained(seen, d.str()))
+            seen.push_back(d.str());
+      std::string devices = llvm::join(seen, ", ");
+      auto diag = diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
+                                "iterating over submodels on different devices (" + devices + ")");
+      diag.primary("these submodels are all `" + first->model->name + "`, but not on one device");
+      auto *list = llvm::dyn_cast_if_present<ast::ListExpr>([&]() -> const ast::Expr * {
+        auto *name = llvm::dyn_cast<ast::NameExpr>(loop.iterable.get());
+        if (!name || !ctx.model)
+          return nullptr;
+        const SubmodelInfo *sub = ctx.model->findSubmodel(name->name);
+        return sub && sub->decl ? sub->decl->init.get() : nullptr;
+      }());
+      if (list && list->elements.size() == instances.size())
+        for (size_t i = 0; i < instances.size(); ++i)
+          if (!sameDevices(instances[i]))
+            diag.label(list->elements[i]->range, "on " + instances[i]->devices.front().str() +
+                                                     ", the first is on " +
+                                                     first->devices.front().str());
+      diag.note("a loop body is checked once for every iteration: index the submodels one by "
+                "one (`" +
+                loop.iterable->range.text().str() + "[0]`, ...) or place them on one device");
+    } else {
+      diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
+                    "iterating over submodels of different types");
+    }
+  } else if (!it.type.isError()) {
+    diags_.report(DiagId::NotIterable, loop.iterable->range, it.type.str())
+        .primary("a `for` loop iterates over a list of submodels or a range `a..b`");
+  }
+  ctx.scopes.emplace_back();
+  ctx.scopes.back()[loop.var.name] = var;
+  ctx.loopScopes.push_back(ctx.scopes.size() - 1);
+  checkStmts(loop.body);
+  ctx.loopScopes.pop_back();
+  ctx.scopes.pop_back();
+}
+
+void Checker::checkRangeLoop(const ast::ForStmt &loop) {
+  FnContext &ctx = *fn_;
+  for (const ast::Expr *bound : {loop.iterable.get(), loop.rangeEnd.get()}) {
+    Value v = checkExpr(*bound);
+    if (!v.type.isError() && v.type.kind() != Type::Kind::Int)
+      diags_.report(DiagId::TypeMismatch, bound->range, "int", typeStr(v))
+          .primary("the bounds of a range `a..b` are ints")
+          .note("a loop over a sequence takes its length from a dim: `for t in 0..T` with "
+                "`x: f32[B, T, I]`");
+  }
+  // The variable is an int known only at run time: a symbol of its own, so
+  // `x[:, t]` drops a dim and `t + 1 - t` is 1.
+  Local var;
+  var.declRange = loop.var.range;
+  var.isLet = false;
+  var.value.type = Type::integer(Dim::symbol(loop.var.name));
+  ctx.scopes.emplace_back();
+  ctx.scopes.back()[loop.var.name] = var;
+  ctx.loopScopes.push_back(ctx.scopes.size() - 1);
+  checkStmts(loop.body);
+  ctx.loopScopes.pop_back();
+  ctx.scopes.pop_back();
+}
+
+bool Checker::reportCarriedTypeChange(const ast::AssignStmt &assign, const Local &target,
+                                      const Value &value) {
+  const Type &declared = target.value.type;
+  if (!value.type.isTensor() || !declared.isTensor() ||
+      (value.type.dtype == declared.dtype && value.type.shape == declared.shape))
+    return false;
+  if (value.type.isTensor())
+    fn_->unifier.poison(value.type.dev);
+  diags_
+      .report(DiagId::CarriedTypeChange, value.range(), assign.target.name, typeStr(target.value),
+              typeStr(value))
+      .primary("this is " + typeStr(value))
+      .label(target.declRange, "`" + assign.target.name + "` is declared " + typeStr(target.value) +
+                                   " here, outside the loop")
+      .note("the next iteration reads `" + assign.target.name +
+            "` as the loop received it: a value carried around a loop keeps one dtype and "
+            "shape")
+      .help("bind the new value to a new name (`let " + assign.target.name +
+            "2 = ...`), or give the variable this type before the loop");
+  return true;
+}
+
+void Checker::checkAssign(const ast::AssignStmt &assign) {
+  FnContext &ctx = *fn_;
+  Value v = assign.value ? checkExpr(*assign.value) : errorValue();
+  auto [target, scopeIndex] = findLocal(assign.target.name);
+  if (!target || !target->isLet) {
+    if (!target && !ctx.model->findState(assign.target.name) &&
+        !ctx.model->findSubmodel(assign.target.name)) {
+      if (ctx.reportedUnknown.insert(assign.target.name).second)
+        diags_.report(DiagId::UnknownName, assign.target.range, assign.target.name);
+    } else {
+      diags_.report(DiagId::AssignToNonLocal, assign.target.range, assign.target.name)
+          .help("introduce a new variable",
+                {{Range{assign.target.range.begin, assign.target.range.begin}, "let "}},
+                Applicability::MaybeIncorrect);
+    }
+    return;
+  }
+  if (assign.indexedTarget) {
+    // `x[...] = v`: the written part of `x` is typed like the read `x[...]`;
+    // `x` itself keeps its type.
+    Value slot = checkExpr(*assign.indexedTarget);
+    if (v.type.isError() || slot.type.isError())
+      return;
+    DeviceOrigin slotOrigin = originOf(slot);
+    checkAgainstDeclared(v, slot.type, slotOrigin, assign.indexedTarget->range,
+                         "`" + assign.indexedTarget->range.text().str() + "`", false);
+    return;
+  }
+  if (v.type.isError() || target->value.type.isError())
+    return;
+  bool carried = !ctx.loopScopes.empty() && scopeIndex < ctx.loopScopes.back();
+  if (carried && reportCarriedTypeChange(assign, *target, v))
+    return;
+  checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value), target->declRange,
+                       "`" + assign.target.name + "`", false);
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""gen_recurrent_refs.py - reference data for loops and recurrent layers.
+
+Builds torch.nn.RNN / LSTM / GRU (batch_first=True, eval mode) and the LSTM
+text classifier of examples/lstm_classifier.mdl in PyTorch, and writes
+their state_dict()s (PyTorch's names: weight_ih_l0, ...), inputs and
+outputs as gen_stdlib_refs.py does:
+
+    tests/lit/loops/Inputs/<name>/     loops written out by hand
+    tests/lit/stdlib/Inputs/<name>/    std.nn LSTM and GRU
+
+Weights come from torch.manual_seed(0) at construction, inputs from
+torch.Generator().manual_seed(1234). Run it once with the Debian torch:
+
+    /usr/bin/python3 tools/gen_recurrent_refs.py
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_stdlib_refs import write_safetensors  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIT = os.path.join(ROOT, "tests", "lit")
+
+
+def save(folder, module, inputs, outputs):
+    os.makedirs(folder, exist_ok=True)
+    for f in os.listdir(folder):
+        os.remove(os.path.join(folder, f))
+    if module is not None:
+        write_safetensors(os.path.join(folder, "weights.safetensors"), module.state_dict())
+    for i, x in enumerate(inputs):
+        fname = "input.npy" if i == 0 else "input%d.npy" % (i + 1)
+        np.save(os.path.join(folder, fname), x.detach().numpy())
+    for key, y in outputs.items():
+        np.save(os.path.join(folder, key + ".npy"), y.detach().numpy().astype(np.float32))
+
+
+class LstmClassifier(nn.Module):
+    """examples/lstm_classifier.mdl: embedding -> LSTM -> last step -> linear."""
+
+    def __init__(self, vocab, embed_dim, hidden, classes):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed_dim)
+        self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.embedding(tokens))
+        return self.fc(out[:, -1])
+
+
+class Repeat(nn.Module):
+    """h = tanh(h @ w) + x, `steps` times (examples of a compile-time range)."""
+
+    def __init__(self, n, steps):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(n, n) / n ** 0.5)
+        self.steps = steps
+
+    def forward(self, x):
+        h = x
+        for _ in range(self.steps):
+            h = torch.tanh(h @ self.w) + x
+        return h
+
+
+def main():
+    torch.set_grad_enabled(False)
+
+    # --- an Elman RNN written out by hand (tests/lit/loops/Inputs/rnn.mdl) --
+    torch.manual_seed(0)
+    rnn = nn.RNN(4, 6, batch_first=True).eval()
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(2, 5, 4, generator=g)
+    x7 = torch.randn(3, 7, 4, generator=g)
+    out, h_n = rnn(x)
+    back, _ = rnn(x.flip(1))
+    save(os.path.join(LIT, "loops", "Inputs", "rnn"), rnn, [x, x7], {
+        "output": out, "output_last": h_n[0], "output_backward": back.flip(1),
+        "output_t7": rnn(x7)[0]})
+
+    for steps in (3, 20):
+        torch.manual_seed(0)
+        rep = Repeat(5, steps).eval()
+        x = torch.randn(2, 5, generator=torch.Generator().manual_seed(1234))
+        save(os.path.join(LIT, "loops", "Inputs", "repeat%d" % steps), rep, [x],
+             {"output": rep(x)})
+
+
+    # --- std.nn LSTM and GRU ---------------------------------------------
+    for name, cls in (("lstm", nn.LSTM), ("gru", nn.GRU)):
+        torch.manual_seed(0)
+        layer = cls(8, 16, batch_first=True).eval()
+        g = torch.Generator().manual_seed(1234)
+        x = torch.randn(3, 6, 8, generator=g)
+        x20 = torch.randn(2, 20, 8, generator=g)
+        out, state = layer(x)
+        h_n = state[0] if name == "lstm" else state
+        save(os.path.join(LIT, "stdlib", "Inputs", name), layer, [x, x20], {
+            "output": out, "output_last": h_n[0], "output_t20": layer(x20)[0]})
+
+    # --- the LSTM text classifier (examples/lstm_classifier.mdl) ----------
+    torch.manual_seed(0)
+    clf = LstmClassifier(50, 16, 32, 4).eval()
+    g = torch.Generator().manual_seed(1234)
+    tokens = torch.randint(0, 50, (4, 12), generator=g)
+    save(os.path.join(LIT, "examples", "Inputs", "lstm_classifier"), clf, [tokens],
+         {"output": clf(tokens)})
+
+
+if __name__ == "__main__":
+    main()
