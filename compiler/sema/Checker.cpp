@@ -909,6 +909,9 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
         {let.name.range, let.name.name, {}, local.value.type, {}, local.value.origin});
     return;
   }
+  case ast::Stmt::Kind::LetTuple:
+    checkLetTuple(cast<ast::LetTupleStmt>(stmt));
+    return;
   case ast::Stmt::Kind::Assign:
     checkAssign(cast<ast::AssignStmt>(stmt));
     return;
