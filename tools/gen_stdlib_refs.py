@@ -327,6 +327,18 @@ def main():
     x = randn(2, 16, 8, 8)
     save("resnet_basic_block_identity", block, [x], {"output": block(x)})
 
+    # --- grouped and depthwise Conv2d, ReLU6 (MobileNetV2's blocks) --------
+    torch.manual_seed(0)
+    grouped = nn.Conv2d(6, 4, 3, stride=2, padding=1, groups=2, bias=False).eval()
+    depthwise = nn.Conv2d(6, 6, 3, padding=1, groups=6).eval()
+    GEN = gen()
+    x = randn(2, 6, 7, 7)
+    save("conv2d_grouped", grouped, [x], {"output": grouped(x)})
+    save("conv2d_depthwise", depthwise, [x], {"output": depthwise(x)})
+    GEN = gen()
+    x = 4 * randn(2, 3, 8)  # wide enough that some values pass 6
+    save("relu6", inputs=[x], outputs={"output": nn.ReLU6()(x)})
+
     total = 0
     for dirpath, _, files in os.walk(OUT):
         for f in files:
