@@ -118,8 +118,10 @@ bool isValidCheckDevice(llvm::StringRef device) {
 }
 
 /// Runs the importer; returns its JSON result, or reports why there is none.
+/// `stdlibDir` holds the std.nn the import is written against: the importer
+/// maps a torch.nn layer and its options only to what that std.nn declares.
 std::optional<llvm::json::Object> runImporter(llvm::StringRef file, llvm::StringRef className,
-                                              bool color) {
+                                              llvm::StringRef stdlibDir, bool color) {
   std::string python = pythonPath();
   std::string script = importerDir() + "/import_torch.py";
   TempFile result(".json"), log(".log");
@@ -127,8 +129,9 @@ std::optional<llvm::json::Object> runImporter(llvm::StringRef file, llvm::String
     reportDriverError("cannot create a temporary file for the importer", color);
     return std::nullopt;
   }
-  std::vector<std::string> args = {python,          script,     file.str(),
-                                   className.str(), "--result", result.path.str().str()};
+  std::vector<std::string> args = {python,          script,         file.str(),
+                                   className.str(), "--result",     result.path.str().str(),
+                                   "--stdlib",      stdlibDir.str()};
   if (!argsOpt.empty())
     args.insert(args.end(), {"--args", argsOpt});
   for (const std::string &input : inputOpts)
@@ -191,14 +194,15 @@ int runImportTorch() {
     return ExitUsageOrIO;
   }
 
-  std::optional<llvm::json::Object> result = runImporter(file, className, color);
-  if (!result)
-    return ExitUsageOrIO;
-
   CompileOptions options;
   options.disableFree = true;
   options.stdlibDir = stdlibDirFor(stdlibOpt);
   Compilation compilation(options);
+  std::optional<llvm::json::Object> result =
+      runImporter(file, className, compilation.stdlibDirectory(), color);
+  if (!result)
+    return ExitUsageOrIO;
+
   TorchSourceMap sourceMap(compilation.sourceMgr());
 
   if (result->getString("status") != "ok") {

@@ -36,7 +36,8 @@ BUILTINS = {
     "unsqueeze", "squeeze", "concat", "stack", "conv2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "layer_norm", "batch_norm", "embedding", "gather", "index_select",
     "where", "cross_entropy", "nll_loss", "zeros", "ones", "full", "randn", "arange", "eye",
-    "cast", "to", "dropout", "matmul", "nn",
+    "cast", "to", "dropout", "matmul", "nn", "conv1d", "conv_transpose2d", "group_norm",
+    "interpolate",
 }
 
 DTYPES = {
@@ -72,63 +73,50 @@ STATELESS_LAYERS = {
     "ReLU": "relu", "GELU": "gelu", "SiLU": "silu", "Tanh": "tanh", "Sigmoid": "sigmoid",
 }
 
-HELPERS = {
-    "LinearNoBias": """\
-/// torch.nn.Linear(in, out, bias=False): y = x @ weight.T.
-model LinearNoBias<D: device>(in: int, out: int) {
-  param weight: f32[out, in]
-
-  fn forward(x: f32[..., in] @ D) -> f32[..., out] @ D {
-    return x @ weight.T
-  }
-}
-""",
-}
-
 CONV_HELPER = """\
-/// torch.nn.Conv2d(...%(what)s) with a square kernel, stride and padding,
-/// dilation=%(dilation)d and groups=%(groups)d (std.nn's Conv2d has %(missing)s).
-model %(name)s<D: device>(%(in_param)sout_ch: int, kernel: int, stride: int, padding: int) {
-  param weight: f32[out_ch, %(per_group)s, kernel, kernel]%(bias_decl)s
+/// torch.nn.Conv2d(%(in_ch)d, out_ch, kernel, groups=%(groups)d%(what)s) with a square kernel,
+/// stride and padding (std.nn's Conv2d has no groups). The input channels
+/// are a number, so the checker sees that they split into the groups.
+model %(name)s<D: device>(out_ch: int, kernel: int, stride: int, padding: int) {
+  param weight: f32[out_ch, %(per_group)d, kernel, kernel]%(bias_decl)s
 
-  fn forward(x: f32[N, %(in_ch)s, H, W] @ D) -> f32[N, out_ch, (H + 2 * padding - %(dk)s) / stride + 1, (W + 2 * padding - %(dk)s) / stride + 1] @ D {
-    return conv2d(x, weight%(bias_arg)s, stride: stride, padding: padding%(extra)s)
+  fn forward(x: f32[N, %(in_ch)d, H, W] @ D) -> f32[N, out_ch, (H + 2 * padding - %(dk)s) / stride + 1, (W + 2 * padding - %(dk)s) / stride + 1] @ D {
+    return conv2d(x, weight%(bias_arg)s, stride: stride, padding: padding%(dilation_arg)s, groups: %(groups)d)
   }
 }
 """
 
 
+def keyword_args(*options):
+    """`, name: value` for each (name, value, default) whose value is not the
+    default, in .mdl syntax."""
+    text = ""
+    for name, value, default in options:
+        if value != default:
+            text += ", %s: %s" % (name, scalar_text(value))
+    return text
+
+
+def python_text(mdl_value):
+    """A .mdl literal as PyTorch code writes it (`false` -> `False`)."""
+    return {"true": "True", "false": "False"}.get(mdl_value, mdl_value)
+
+
 def conv_helper(bias, dilation, groups, in_channels):
-    """(name, text) of the helper model for a Conv2d std.nn cannot express.
-    With groups, the input channels are a number in the helper: the checker
-    then sees that they split evenly into the groups."""
-    name = "Conv2d%s" % ("" if bias else "NoBias")
+    """(name, text) of the helper model for a grouped Conv2d."""
+    name = "Conv2d%sIn%dGroups%d" % ("" if bias else "NoBias", in_channels, groups)
     if dilation != 1:
         name += "Dilation%d" % dilation
-    if groups != 1:
-        name += "In%dGroups%d" % (in_channels, groups)
-    missing = []
-    if not bias:
-        missing.append("a bias")
-    if dilation != 1 or groups != 1:
-        missing.append("no dilation or groups")
-    extra = ""
-    if dilation != 1:
-        extra += ", dilation: %d" % dilation
-    if groups != 1:
-        extra += ", groups: %d" % groups
     text = CONV_HELPER % {
-        "name": name, "what": "" if bias else ", bias=False", "dilation": dilation,
-        "groups": groups, "missing": " and ".join(missing) if missing else "none",
-        "in_param": "in_ch: int, " if groups == 1 else "",
-        "in_ch": "in_ch" if groups == 1 else str(in_channels),
-        "per_group": "in_ch" if groups == 1 else str(in_channels // groups),
+        "name": name, "in_ch": in_channels, "groups": groups,
+        "what": (", dilation=%d" % dilation if dilation != 1 else "") +
+                ("" if bias else ", bias=False"),
+        "per_group": in_channels // groups,
         "bias_decl": "\n  param bias: f32[out_ch]" if bias else "",
         "bias_arg": ", bias" if bias else "",
-        "dk": "(kernel - 1) - 1" if dilation == 1 else "%d * (kernel - 1) - 1" % dilation,
-        "extra": extra,
+        "dk": "kernel" if dilation == 1 else "%d * (kernel - 1) - 1" % dilation,
+        "dilation_arg": ", dilation: %d" % dilation if dilation != 1 else "",
     }
-    text = text.replace("- (kernel - 1) - 1", "- kernel")
     return name, text
 
 
@@ -159,6 +147,21 @@ def single(value, what):
             raise ValueError("%s %s is not square" % (what, tuple(value)))
         return value[0]
     return value
+
+
+RECURRENT_LAYERS = {"LSTM", "GRU"}
+
+
+class RecurrentCall:
+    """A call of nn.LSTM / nn.GRU, whose tuple result is taken apart later."""
+
+    def __init__(self, callee, x, batch_first, num_layers, dev):
+        self.callee = callee
+        self.num_layers = num_layers
+        self.x = x
+        self.batch_first = batch_first
+        self.dev = dev
+        self.output = None  # the .mdl name of the output, once it is bound
 
 
 class Line:
@@ -200,6 +203,8 @@ class ModelEmitter:
         self.used_names = set()
         self.value_params = []  # (name, type, default, loc)
         self.declared_forward = {}
+        self.recurrent = {}  # node -> RecurrentCall: the tuple an nn.LSTM/nn.GRU call returns
+        self.recurrent_parts = {}  # node -> (RecurrentCall, "state" | "h_n" | "c_n")
         self.used_plain = set()
 
     # ------------------------------------------------------------- helpers
@@ -379,7 +384,23 @@ class ModelEmitter:
                 name, args = self.stateless_placeholder(module)
             else:
                 return None
+        self.require_std_nn(name, args, loc)
         return "%s%s(%s)" % (name, suffix, args)
+
+    def require_std_nn(self, name, args, loc):
+        """E0704 when the std.nn the import is written for lacks the layer or
+        one of the options `args` gives it."""
+        if not name.startswith("nn."):
+            return
+        layer = name[len("nn."):]
+        if not self.session.std_nn_has(layer):
+            raise unsupported("`nn.%s`" % layer, loc,
+                              help_text="this std.nn has no %s" % layer)
+        for option in re.findall(r"(\w+):", re.sub(r'"[^"]*"', "", args)):
+            if not self.session.std_nn_has(layer, option):
+                value = re.search(r"%s:\s*([^,]+)" % option, args).group(1)
+                raise unsupported("`nn.%s(%s=%s)`" % (layer, option, python_text(value)), loc,
+                                  help_text="this std.nn's %s has no `%s`" % (layer, option))
 
     def stateless_placeholder(self, m):
         """The std.nn layer that stands for a stateless layer in a list (its
@@ -396,6 +417,9 @@ class ModelEmitter:
                     single(m.padding, "padding"))
             except ValueError:
                 pass
+        if kind == "Upsample" and m.size is None and m.mode == "nearest" and \
+                float(single(m.scale_factor, "scale_factor")).is_integer():
+            return "nn.Upsample", "scale_factor: %d" % single(m.scale_factor, "scale_factor")
         if kind == "AdaptiveAvgPool2d" and None not in (
                 (m.output_size,) if isinstance(m.output_size, int) else m.output_size):
             size = m.output_size
@@ -408,54 +432,115 @@ class ModelEmitter:
         None) for a stateless layer emitted as a built-in at each call."""
         kind = type(m).__name__
         if kind == "Linear":
-            if m.bias is None:
-                self.session.helpers["LinearNoBias"] = HELPERS["LinearNoBias"]
-                return "LinearNoBias", "%d, %d" % (m.in_features, m.out_features)
-            return "nn.Linear", "%d, %d" % (m.in_features, m.out_features)
+            return "nn.Linear", "%d, %d%s" % (m.in_features, m.out_features,
+                                             "" if m.bias is not None else ", bias: false")
         if kind == "Conv2d":
-            try:
-                k = single(m.kernel_size, "kernel_size")
-                s = single(m.stride, "stride")
-                p = single(m.padding, "padding")
-                d = single(m.dilation, "dilation")
-            except ValueError as error:
-                raise unsupported("nn.Conv2d with a %s" % error, loc)
-            if isinstance(p, str) or m.padding_mode != "zeros":
-                raise unsupported("nn.Conv2d(padding=%r, padding_mode=%r)" % (m.padding,
-                                                                            m.padding_mode), loc)
-            if m.bias is not None and d == 1 and m.groups == 1:
-                args = "%d, %d, %d" % (m.in_channels, m.out_channels, k)
-                if s != 1:
-                    args += ", stride: %d" % s
-                if p != 0:
-                    args += ", padding: %d" % p
-                return "nn.Conv2d", args
-            helper, text = conv_helper(m.bias is not None, d, m.groups, m.in_channels)
-            self.session.helpers[helper] = text
-            args = "%d, %d, %d, %d" % (m.out_channels, k, s, p)
-            return helper, ("%d, " % m.in_channels if m.groups == 1 else "") + args
+            return self.conv2d_layer(m, loc)
+        if kind == "ConvTranspose2d":
+            return self.conv_transpose2d_layer(m, loc)
+        if kind == "Conv1d":
+            return self.conv1d_layer(m, loc)
         if kind == "BatchNorm2d":
-            if not m.affine or not m.track_running_stats:
-                raise unsupported("nn.BatchNorm2d(affine=False or track_running_stats=False)", loc)
-            return "nn.BatchNorm2d", "%d, eps: %s" % (m.num_features, float_text(m.eps))
+            if not m.track_running_stats:
+                raise unsupported("nn.BatchNorm2d(track_running_stats=False)", loc,
+                                  help_text="std.nn's BatchNorm2d normalises with the running "
+                                            "statistics (eval mode)")
+            return "nn.BatchNorm2d", "%d, eps: %s%s" % (
+                m.num_features, float_text(m.eps), "" if m.affine else ", affine: false")
         if kind == "LayerNorm":
-            if len(m.normalized_shape) != 1 or not m.elementwise_affine:
-                raise unsupported("nn.LayerNorm over several dims or without affine", loc)
-            return "nn.LayerNorm", "%d, eps: %s" % (m.normalized_shape[0], float_text(m.eps))
+            if len(m.normalized_shape) != 1:
+                raise unsupported("nn.LayerNorm over several dims", loc,
+                                  help_text="normalise over the last dim only")
+            return "nn.LayerNorm", "%d, eps: %s%s" % (
+                m.normalized_shape[0], float_text(m.eps),
+                "" if m.elementwise_affine else ", elementwise_affine: false")
+        if kind == "GroupNorm":
+            if not m.affine:
+                raise unsupported("nn.GroupNorm(affine=False)", loc)
+            return "nn.GroupNorm", "%d, %d, eps: %s" % (m.num_groups, m.num_channels,
+                                                       float_text(m.eps))
         if kind == "Embedding":
             if m.max_norm is not None:
                 raise unsupported("nn.Embedding(max_norm=...)", loc)
             return "nn.Embedding", "%d, %d" % (m.num_embeddings, m.embedding_dim)
         if kind == "TransformerEncoderLayer":
-            if not m.self_attn.batch_first:
-                raise unsupported("nn.TransformerEncoderLayer(batch_first=False)", loc,
-                                  help_text="construct it with batch_first=True")
-            return "nn.TransformerEncoderLayer", "%d, %d, dim_feedforward: %d, layer_norm_eps: %s" % (
-                m.self_attn.embed_dim, m.self_attn.num_heads, m.linear1.out_features,
-                float_text(m.norm1.eps))
+            return "nn.TransformerEncoderLayer", self.encoder_layer_args(m, loc)
+        if kind in RECURRENT_LAYERS:
+            return "nn." + kind, self.recurrent_args(m, loc)
         if not list(m.parameters(recurse=True)) and not list(m.buffers(recurse=True)):
             return None, None
         raise unsupported("`nn.%s`" % kind, loc)
+
+    def conv_sizes(self, m, loc):
+        """(kernel, stride, padding, dilation) of a conv layer as single ints."""
+        kind = type(m).__name__
+        try:
+            sizes = [single(value, what) for value, what in (
+                (m.kernel_size, "kernel_size"), (m.stride, "stride"), (m.padding, "padding"),
+                (m.dilation, "dilation"))]
+        except ValueError as error:
+            raise unsupported("nn.%s with a %s" % (kind, error), loc)
+        if isinstance(sizes[2], str) or m.padding_mode != "zeros":
+            raise unsupported("nn.%s(padding=%r, padding_mode=%r)" % (kind, m.padding,
+                                                                     m.padding_mode), loc)
+        return sizes
+
+    def conv2d_layer(self, m, loc):
+        k, s, p, d = self.conv_sizes(m, loc)
+        if m.groups == 1:
+            return "nn.Conv2d", "%d, %d, %d%s" % (m.in_channels, m.out_channels, k, keyword_args(
+                ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1),
+                ("bias", m.bias is not None, True)))
+        # std.nn's Conv2d has no groups: a helper model in the same file.
+        helper, text = conv_helper(m.bias is not None, d, m.groups, m.in_channels)
+        self.session.helpers[helper] = text
+        return helper, "%d, %d, %d, %d" % (m.out_channels, k, s, p)
+
+    def conv_transpose2d_layer(self, m, loc):
+        k, s, p, d = self.conv_sizes(m, loc)
+        try:
+            out_pad = single(m.output_padding, "output_padding")
+        except ValueError as error:
+            raise unsupported("nn.ConvTranspose2d with a %s" % error, loc)
+        return "nn.ConvTranspose2d", "%d, %d, %d%s" % (
+            m.in_channels, m.out_channels, k, keyword_args(
+                ("stride", s, 1), ("padding", p, 0), ("output_padding", out_pad, 0),
+                ("groups", m.groups, 1), ("dilation", d, 1), ("bias", m.bias is not None, True)))
+
+    def conv1d_layer(self, m, loc):
+        k, s, p, d = self.conv_sizes(m, loc)
+        return "nn.Conv1d", "%d, %d, %d%s" % (m.in_channels, m.out_channels, k, keyword_args(
+            ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1), ("groups", m.groups, 1),
+            ("bias", m.bias is not None, True)))
+
+    def recurrent_args(self, m, loc):
+        """std.nn LSTM/GRU's arguments; the options it has not, by name."""
+        kind = type(m).__name__
+        for option, value, default in (("bidirectional", m.bidirectional, False),
+                                       ("bias", m.bias, True),
+                                       ("proj_size", getattr(m, "proj_size", 0), 0)):
+            if value != default:
+                raise unsupported("nn.%s(%s=%r)" % (kind, option, value), loc,
+                                  help_text="std.nn's %s runs one direction, with biases"
+                                            % kind)
+        # num_layers is checked against std.nn by require_std_nn.
+        return "%d, %d%s" % (m.input_size, m.hidden_size,
+                             keyword_args(("num_layers", m.num_layers, 1)))
+
+    def encoder_layer_args(self, m, loc):
+        """std.nn TransformerEncoderLayer's arguments for PyTorch's options."""
+        act = m.activation
+        gelu = act is F.gelu or isinstance(act, torch.nn.GELU) and act.approximate == "none"
+        if not gelu and act is not F.relu and not isinstance(act, torch.nn.ReLU):
+            raise unsupported("nn.TransformerEncoderLayer(activation=%r)" % (act,), loc,
+                              help_text="std.nn's TransformerEncoderLayer has \"relu\" and "
+                                        "\"gelu\"")
+        eps = m.norm1.eps
+        return "%d, %d, dim_feedforward: %d%s%s" % (
+            m.self_attn.embed_dim, m.self_attn.num_heads, m.linear1.out_features,
+            ', activation: "gelu"' if gelu else "", keyword_args(
+                ("layer_norm_eps", eps, 1e-5), ("batch_first", m.self_attn.batch_first, True),
+                ("norm_first", m.norm_first, False)))
 
     # --------------------------------------------------------- the forward
     def emit_forward(self):
@@ -563,8 +648,8 @@ class ModelEmitter:
                     return self.devices[item]
         return MODEL_DEVICE
 
-    def bind(self, node, expr, dev, loc, fix=None, kind=None):
-        base = node.name
+    def bind(self, node, expr, dev, loc, fix=None, kind=None, base=None):
+        base = base or node.name
         if isinstance(node.target, str) and node.target.startswith("<forward>."):
             base = node.target[len("<forward>."):] + "_out"
         name = self.fresh(base)
@@ -668,10 +753,14 @@ class ModelEmitter:
         else:
             module = self.module.get_submodule(target)
             created_at = None
+        kind = type(module).__name__
+        if kind in RECURRENT_LAYERS and (len(node.args) > 1 or node.kwargs):
+            raise unsupported("nn.%s with an initial state" % kind, loc,
+                              help_text="std.nn's %s starts from zeros, as PyTorch does "
+                                        "without one: call it with the input alone" % kind)
         args = [self.arg(a, loc) for a in node.args]
         if node.kwargs:
             raise unsupported("keyword arguments to a submodule call", loc)
-        kind = type(module).__name__
         if is_torch_layer(module):
             functional = self.stateless_layer(module, node, args, loc)
             if functional is not None:
@@ -696,23 +785,74 @@ class ModelEmitter:
             dev = facts(module).get("pinned") or "cpu"
         else:
             callee = self.module_access(target, loc)
-        fn = ""
-        if kind == "TransformerEncoderLayer":
-            fn = self.encoder_layer_fn(module, loc)
-        lines += self.bind(node, "%s%s(%s)" % (callee, fn, ", ".join(args)), dev, loc)
+        if kind in RECURRENT_LAYERS:
+            # PyTorch returns (output, h_n) or (output, (h_n, c_n)): the parts
+            # are emitted where they are taken out (emit_recurrent_part).
+            if self.sample(node.args[0]).dim() != 3:
+                raise unsupported("nn.%s on an unbatched (2-D) input" % kind, loc,
+                                  help_text="give the input a batch dim")
+            self.recurrent[node] = RecurrentCall(callee, args[0], module.batch_first,
+                                               module.num_layers, dev)
+            return lines
+        lines += self.bind(node, "%s(%s)" % (callee, ", ".join(args)), dev, loc)
         return lines
 
-    def encoder_layer_fn(self, m, loc):
-        act = m.activation
-        gelu = act is F.gelu or isinstance(act, torch.nn.GELU)
-        if not gelu and act is not F.relu and not isinstance(act, torch.nn.ReLU):
-            raise unsupported("nn.TransformerEncoderLayer(activation=%r)" % (act,), loc)
-        name = "forward"
-        if m.norm_first:
-            name += "_norm_first"
-        if gelu:
-            name += "_gelu"
-        return "" if name == "forward" else "." + name
+    def emit_recurrent_part(self, node, source, index, loc):
+        """`out, (h_n, c_n) = self.lstm(x)`, `self.gru(x)[1]`, `h_n[-1]`: the
+        output is std.nn's `forward`; h_n[0] (one layer) is its `last`, or the
+        output's last step when the output is computed anyway."""
+        if source in self.recurrent:
+            call = self.recurrent[source]
+            if index == 0:
+                if not node.users:
+                    return []
+                x = call.x if call.batch_first else "transpose(%s, 0, 1)" % call.x
+                expr = "%s(%s)" % (call.callee, x)
+                if not call.batch_first:
+                    expr = "transpose(%s, 0, 1)" % expr
+                lines = self.bind(node, expr, call.dev, loc, base=call.callee + "_out")
+                call.output = self.names[node]
+                return lines
+            if index != 1:
+                raise unsupported("item %r of an RNN's result" % (index,), loc)
+            lstm = isinstance(self.sample(node), tuple)
+            self.recurrent_parts[node] = (call, "state" if lstm else "h_n")
+            return self.recurrent_h_n(node, call, loc) if not lstm else []
+        call, part = self.recurrent_parts[source]
+        if part == "state":
+            if index in (0, -2):
+                self.recurrent_parts[node] = (call, "h_n")
+                return self.recurrent_h_n(node, call, loc)
+            if node.users:
+                raise unsupported("the cell state c_n of nn.LSTM", loc,
+                                  help_text="std.nn's LSTM gives the output and h_n; use those")
+            return []
+        if index not in (-1, call.num_layers - 1):
+            raise unsupported("h_n[%r] of a %d-layer RNN (a layer below the last)" % (
+                index, call.num_layers), loc, help_text="use the last layer's, h_n[-1]")
+        return self.bind(node, self.recurrent_last(call), call.dev, loc,
+                         base=call.callee + "_last")
+
+    def recurrent_h_n(self, node, call, loc):
+        """h_n ([1, B, hidden]) as a value, unless it is only indexed by
+        layer (`h_n[-1]`), where the indexing gives the last step itself."""
+        if all(user.op == "call_function" and user.target is operator.getitem and
+               user.args[0] is node for user in node.users):
+            return []
+        if call.num_layers != 1:
+            raise unsupported("h_n of a %d-layer RNN as a whole" % call.num_layers, loc,
+                              help_text="use the last layer's, h_n[-1]")
+        return self.bind(node, "unsqueeze(%s, 0)" % self.recurrent_last(call), call.dev, loc,
+                         base=call.callee + "_h_n")
+
+    def recurrent_last(self, call):
+        """The last layer's hidden state after the last step, [B, hidden]."""
+        if call.output is not None:
+            return "%s[%s-1]" % (call.output, ":, " if call.batch_first else "")
+        x = call.x if call.batch_first else "transpose(%s, 0, 1)" % call.x
+        if call.num_layers != 1:
+            return "%s(%s)[:, -1]" % (call.callee, x)
+        return "%s.last(%s)" % (call.callee, x)
 
     def stateless_layer(self, m, node, args, loc):
         """The built-in for a call of a stateless layer; True for an identity;
@@ -742,9 +882,37 @@ class ModelEmitter:
             if h is None or w is None:
                 raise unsupported("nn.AdaptiveAvgPool2d with a None size", loc)
             return "adaptive_avg_pool2d(%s, [%d, %d])" % (x, h, w)
-        if not list(m.parameters()) and not list(m.buffers()):
+        if kind == "Upsample":
+            return self.interpolate(x, m.size, m.scale_factor, m.mode, m.align_corners,
+                                    "nn.Upsample", loc)
+        if not list(m.parameters()) and not list(m.buffers()) and \
+                self.layer_expr(m, loc)[0] is None:
             raise unsupported("`nn.%s`" % kind, loc)
-        return None
+        return None  # a declared layer (LayerNorm without affine has no state, but options)
+
+    def interpolate(self, x, size, scale_factor, mode, align_corners, what, loc):
+        """The `interpolate` built-in for nn.Upsample / F.interpolate."""
+        if mode not in ("nearest", "linear", "bilinear"):
+            raise unsupported("%s(mode=%r)" % (what, mode), loc,
+                              help_text="the modes are \"nearest\", \"linear\" and "
+                                        "\"bilinear\"")
+        if size is not None:
+            sizes = list(size) if isinstance(size, (tuple, list)) else [size]
+            text = "size: [%s]" % ", ".join(self.int_text(v, loc) for v in sizes) \
+                if len(sizes) > 1 else "size: %s" % self.int_text(sizes[0], loc)
+        elif scale_factor is not None:
+            factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) \
+                else [scale_factor]
+            texts = [str(int(f)) if float(f).is_integer() else float_text(f) for f in factors]
+            text = "scale_factor: %s" % (texts[0] if len(set(texts)) == 1
+                                         else "[%s]" % ", ".join(texts))
+        else:
+            raise unsupported("%s without size or scale_factor" % what, loc)
+        if mode != "nearest":
+            text += ', mode: "%s"' % mode
+            if align_corners:
+                text += ", align_corners: true"
+        return "interpolate(%s, %s)" % (x, text)
 
     def pool(self, is_max, x, kernel, stride, padding, dilation, ceil_mode, count_include_pad,
              divisor, loc):
@@ -984,6 +1152,28 @@ class ModelEmitter:
             return self.bind(node, "layer_norm(%s, %s, %s, eps: %s)" % (
                 self.arg(v["input"], loc), self.arg(v["weight"], loc), self.arg(v["bias"], loc),
                 float_text(v.get("eps", 1e-5))), dev, loc)
+        if fn is F.interpolate:
+            names = ["input", "size", "scale_factor", "mode", "align_corners",
+                     "recompute_scale_factor", "antialias"]
+            v = dict(zip(names, args))
+            v.update(kw)
+            if v.get("antialias"):
+                raise unsupported("F.interpolate(antialias=True)", loc)
+            return self.bind(node, self.interpolate(
+                self.arg(v["input"], loc), v.get("size"), v.get("scale_factor"),
+                v.get("mode", "nearest"), v.get("align_corners"), "F.interpolate", loc), dev, loc)
+        if fn is F.group_norm:
+            names = ["input", "num_groups", "weight", "bias", "eps"]
+            v = dict(zip(names, args))
+            v.update(kw)
+            if v.get("weight") is None and v.get("bias") is not None:
+                raise unsupported("F.group_norm with a bias but no weight", loc)
+            text = "group_norm(%s, %d" % (self.arg(v["input"], loc), v["num_groups"])
+            for name in ("weight", "bias"):
+                if v.get(name) is not None:
+                    text += ", %s" % self.arg(v[name], loc)
+            return self.bind(node, text + ", eps: %s)" % float_text(v.get("eps", 1e-5)), dev,
+                             loc)
         if fn is F.embedding:
             return self.bind(node, "embedding(%s, %s)" % (self.arg(args[0], loc),
                                                          self.arg(args[1], loc)), dev, loc)
@@ -1031,6 +1221,8 @@ class ModelEmitter:
 
     def emit_getitem(self, node, args, loc, dev):
         source, index = args
+        if source in self.recurrent or source in self.recurrent_parts:
+            return self.emit_recurrent_part(node, source, index, loc)
         sample = self.sample(source)
         if isinstance(sample, torch.Tensor):
             items = index if isinstance(index, tuple) else (index,)

@@ -35,6 +35,7 @@ def parse_args(argv):
     parser.add_argument("--input", action="append", default=[])
     parser.add_argument("--weights")
     parser.add_argument("--check", default="D")
+    parser.add_argument("--stdlib", help="the folder of the std.nn the import is written for")
     return parser.parse_args(argv)
 
 
@@ -79,6 +80,25 @@ def forward_location(module):
     return None
 
 
+def read_std_nn(folder):
+    """{layer: [argument names]} of the models std.nn declares, read from
+    FOLDER/nn.mdl; None when there is no such file (then every layer the
+    importer knows is taken to exist)."""
+    import re
+
+    if not folder:
+        return None
+    try:
+        with open(os.path.join(folder, "nn.mdl"), encoding="utf-8") as source:
+            text = source.read()
+    except OSError:
+        return None
+    layers = {}
+    for match in re.finditer(r"^model\s+(\w+)\s*(?:<[^>]*>)?\s*(?:\(([^)]*)\))?", text, re.M):
+        layers[match.group(1)] = re.findall(r"(?:^|,)\s*(\w+)\s*:", match.group(2) or "")
+    return layers
+
+
 class Session:
     def __init__(self, options):
         import torch
@@ -94,8 +114,16 @@ class Session:
         self.forward_modules = {}  # unit -> name -> (module, created_at)
         self.state = {}
         self.helpers = {}  # name -> text
+        self.std_nn = read_std_nn(options.stdlib)
         self.paths = {}
         self.declared_children = set()
+
+    def std_nn_has(self, layer, option=None):
+        if self.std_nn is None:
+            return True
+        if layer not in self.std_nn:
+            return False
+        return option is None or option in self.std_nn[layer]
 
     def where(self, loc):
         if not loc:

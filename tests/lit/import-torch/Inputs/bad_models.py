@@ -36,3 +36,12 @@ class NeedsHidden(nn.Module):
 
     def forward(self, x):
         return self.fc(x)
+
+
+class UpNoBias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 2, 2, stride=2, bias=False)
+
+    def forward(self, x):
+        return self.up(x)
