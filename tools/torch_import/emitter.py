@@ -204,6 +204,7 @@ class ModelEmitter:
         self.value_params = []  # (name, type, default, loc)
         self.declared_forward = {}
         self.recurrent = {}  # node -> RecurrentCall: the tuple an nn.LSTM/nn.GRU call returns
+        self.unpacked = set()  # results named by the `let (a, b) = ...` of their call
         self.recurrent_parts = {}  # node -> (RecurrentCall, "state" | "h_n" | "c_n")
         self.used_plain = set()
 
@@ -571,17 +572,25 @@ class ModelEmitter:
                 continue
             lines.extend(self.emit_node(node))
         result = output.args[0]
-        if not isinstance(result, torch.fx.Node) or result not in self.names:
-            raise unsupported("a forward that returns %s" % (
-                "a tuple" if isinstance(result, (tuple, list)) else "a non-tensor value"),
-                self.last_loc(graph), help_text="return one tensor")
-        result_type = self.tensor_type(self.values(result), self.last_loc(graph),
-                                       self.devices[result])
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        for item in results:
+            if isinstance(item, (tuple, list)) or item in self.recurrent or \
+                    item in self.recurrent_parts:
+                raise unsupported("a forward that returns a nested tuple", self.last_loc(graph),
+                                  help_text="return the tensors as one flat tuple "
+                                            "(`return out, h_n`)")
+            if not isinstance(item, torch.fx.Node) or item not in self.names:
+                raise unsupported("a forward that returns a non-tensor value",
+                                  self.last_loc(graph), help_text="return tensors")
+        types = [self.tensor_type(self.values(item), self.last_loc(graph), self.devices[item])
+                 for item in results]
+        result_type = types[0] if len(types) == 1 else "(%s)" % ", ".join(types)
         header = "fn forward(%s) -> %s {" % (", ".join(params), result_type)
         fix_loc = unit.forward_loc
         body = [Line(header, fix_loc)]
         body += [Line("  " + l.text, l.loc, l.fix, l.kind, l.redundant_fix) for l in lines]
-        body.append(Line("  return %s" % self.names[result], result.meta.get("loc")))
+        body.append(Line("  return %s" % ", ".join(self.names[item] for item in results),
+                         results[-1].meta.get("loc")))
         body.append(Line("}"))
         return body
 
@@ -794,8 +803,38 @@ class ModelEmitter:
             self.recurrent[node] = RecurrentCall(callee, args[0], module.batch_first,
                                                module.num_layers, dev)
             return lines
+        sample = self.sample(node)
+        if isinstance(sample, tuple):
+            unpacked = self.unpack_results(node, len(sample), dev)
+            if unpacked is not None:
+                return lines + [Line("let (%s) = %s(%s)" % (unpacked, callee, ", ".join(args)),
+                                     loc)]
         lines += self.bind(node, "%s(%s)" % (callee, ", ".join(args)), dev, loc)
         return lines
+
+    def unpack_results(self, node, count, dev):
+        """`a, b = self.enc(x)`: the names of a `let (a, b) = ...` when every
+        use of the call takes one result out (each at most once), else None."""
+        taken = {}
+        for user in node.users:
+            index = user.args[1] if user.op == "call_function" and \
+                user.target is operator.getitem and user.args[0] is node else None
+            if not isinstance(index, int) or not -count <= index < count or \
+                    index % count in taken:
+                return None
+            taken[index % count] = user
+        pattern = []
+        for position in range(count):
+            user = taken.get(position)
+            if user is None:
+                pattern.append("_")
+                continue
+            name = self.fresh(user.name)
+            self.names[user] = self.exprs[user] = name
+            self.devices[user] = dev
+            self.unpacked.add(user)
+            pattern.append(name)
+        return ", ".join(pattern)
 
     def emit_recurrent_part(self, node, source, index, loc):
         """`out, (h_n, c_n) = self.lstm(x)`, `self.gru(x)[1]`, `h_n[-1]`: the
@@ -1223,6 +1262,19 @@ class ModelEmitter:
         source, index = args
         if source in self.recurrent or source in self.recurrent_parts:
             return self.emit_recurrent_part(node, source, index, loc)
+        if node in self.unpacked:
+            return []
+        if isinstance(self.sample(source), tuple) and source in self.names:
+            # The results of a submodel whose forward returns a tuple.
+            count = len(self.sample(source))
+            if not isinstance(index, int) or not -count <= index < count:
+                raise unsupported("item %r of a submodel's results" % (index,), loc)
+            name = self.fresh(node.name)
+            self.names[node] = self.exprs[node] = name
+            self.devices[node] = self.devices.get(source, MODEL_DEVICE)
+            pattern = ["_"] * count
+            pattern[index % count] = name
+            return [Line("let (%s) = %s" % (", ".join(pattern), self.names[source]), loc)]
         sample = self.sample(source)
         if isinstance(sample, torch.Tensor):
             items = index if isinstance(index, tuple) else (index,)
