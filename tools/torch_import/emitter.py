@@ -521,7 +521,7 @@ class ModelEmitter:
                                        ("bias", m.bias, True),
                                        ("proj_size", getattr(m, "proj_size", 0), 0)):
             if value != default:
-                raise unsupported("nn.%s(%s=%r)" % (kind, option, value), loc,
+                raise unsupported("`nn.%s(%s=%r)`" % (kind, option, value), loc,
                                   help_text="std.nn's %s runs one direction, with biases"
                                             % kind)
         # num_layers is checked against std.nn by require_std_nn.
@@ -764,7 +764,7 @@ class ModelEmitter:
             created_at = None
         kind = type(module).__name__
         if kind in RECURRENT_LAYERS and (len(node.args) > 1 or node.kwargs):
-            raise unsupported("nn.%s with an initial state" % kind, loc,
+            raise unsupported("`nn.%s` with an initial state" % kind, loc,
                               help_text="std.nn's %s starts from zeros, as PyTorch does "
                                         "without one: call it with the input alone" % kind)
         args = [self.arg(a, loc) for a in node.args]
@@ -863,7 +863,7 @@ class ModelEmitter:
                 self.recurrent_parts[node] = (call, "h_n")
                 return self.recurrent_h_n(node, call, loc)
             if node.users:
-                raise unsupported("the cell state c_n of nn.LSTM", loc,
+                raise unsupported("the cell state `c_n` of `nn.LSTM`", loc,
                                   help_text="std.nn's LSTM gives the output and h_n; use those")
             return []
         if index not in (-1, call.num_layers - 1):

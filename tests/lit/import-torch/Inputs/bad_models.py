@@ -45,3 +45,19 @@ class UpNoBias(nn.Module):
 
     def forward(self, x):
         return self.up(x)
+
+
+class Recurrent(nn.Module):
+    def __init__(self, use="output", **options):
+        super().__init__()
+        self.use = use
+        self.lstm = nn.LSTM(4, 8, batch_first=True, **options)
+
+    def forward(self, x):
+        if self.use == "initial_state":
+            h0 = x.new_zeros(1, x.size(0), 8)
+            return self.lstm(x, (h0, h0))[0]
+        out, (h, c) = self.lstm(x)
+        if self.use == "cell_state":
+            return c[0]
+        return out
