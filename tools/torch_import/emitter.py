@@ -518,15 +518,13 @@ class ModelEmitter:
         """std.nn LSTM/GRU's arguments; the options it has not, by name."""
         kind = type(m).__name__
         for option, value, default in (("bidirectional", m.bidirectional, False),
-                                       ("bias", m.bias, True),
                                        ("proj_size", getattr(m, "proj_size", 0), 0)):
             if value != default:
                 raise unsupported("`nn.%s(%s=%r)`" % (kind, option, value), loc,
-                                  help_text="std.nn's %s runs one direction, with biases"
-                                            % kind)
-        # num_layers is checked against std.nn by require_std_nn.
-        return "%d, %d%s" % (m.input_size, m.hidden_size,
-                             keyword_args(("num_layers", m.num_layers, 1)))
+                                  help_text="std.nn's %s runs one direction" % kind)
+        # num_layers and bias are checked against std.nn by require_std_nn.
+        return "%d, %d%s" % (m.input_size, m.hidden_size, keyword_args(
+            ("num_layers", m.num_layers, 1), ("bias", m.bias, True)))
 
     def encoder_layer_args(self, m, loc):
         """std.nn TransformerEncoderLayer's arguments for PyTorch's options."""
