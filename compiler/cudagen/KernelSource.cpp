@@ -154,6 +154,8 @@ public:
   void setDepth(int levels) { depth = levels; }
 
   void setFlops(SizeExpr flops) { result.info.flops = std::move(flops); }
+  /// For a kernel that writes only part of its output buffer.
+  void setBytesWritten(SizeExpr bytes) { result.info.bytesWritten = std::move(bytes); }
   /// A 1-D launch of `threads` threads per block over `work` items.
   void launch1d(const SizeExpr &work, int64_t threads = ElementwiseBlock) {
     result.launch.grid[0] = SizeExpr::min(SizeExpr::ceilDiv(work, threads), MaxBlocks);
@@ -1044,6 +1046,59 @@ GeneratedKernel sliceKernel(const KernelOrigin &origin, int device, const Buffer
   w.launch1d(product(out.shape));
   return w.finish(
       llvm::formatv("slice: copies part of {0} into {1}", describe(input), describe(out)).str());
+}
+
+GeneratedKernel selectScatterKernel(const KernelOrigin &origin, int device,
+                                    const std::optional<BufferRef> &input, const BufferRef &source,
+                                    llvm::ArrayRef<int64_t> dims,
+                                    llvm::ArrayRef<SizeExpr> positions, const BufferRef &out) {
+  KernelWriter w(origin, device, "copy");
+  std::string src = w.buffer(source);
+  std::string in = input ? w.buffer(*input) : "";
+  std::string outName = w.buffer(out, /*written=*/true);
+  // Source dim j is the j-th dim of `out` that is not selected.
+  llvm::SmallVector<int> outDimOfSource;
+  for (int d = 0; d < int(out.shape.size()); ++d)
+    if (!llvm::is_contained(dims, int64_t(d)))
+      outDimOfSource.push_back(d);
+  auto position = [&](int d) {
+    return KernelWriter::wrap(w.size(positions[llvm::find(dims, int64_t(d)) - dims.begin()]));
+  };
+  auto outCoord = [](int d) { return "c" + std::to_string(d); };
+  // The copy walks the whole result, the in-place write only the source.
+  const BufferRef &walked = input ? out : source;
+  openElementLoop(w, walked);
+  if (input) {
+    std::string selected;
+    for (int64_t d : dims)
+      selected += (selected.empty() ? "" : " && ") + outCoord(int(d)) + " == " + position(int(d));
+    w.line(llvm::formatv("  {0}[i] = ({1}) ? {2}[{3}] : {4}[i];", outName, selected, src,
+                         w.offset(source, outDimOfSource, outCoord), in));
+  } else {
+    // Walking the source: its coordinate j is out dim outDimOfSource[j].
+    llvm::SmallVector<int> identity;
+    for (unsigned d = 0; d < out.shape.size(); ++d)
+      identity.push_back(int(d));
+    w.line(llvm::formatv("  {0}[{1}] = {2}[i];", outName,
+                         w.offset(out, identity,
+                                  [&](int d) {
+                                    if (llvm::is_contained(dims, int64_t(d)))
+                                      return position(d);
+                                    return outCoord(int(llvm::find(outDimOfSource, d) -
+                                                        outDimOfSource.begin()));
+                                  }),
+                         src));
+    w.setBytesWritten(SizeExpr(int64_t(runtime::dtypeSize(out.dtype))) * product(source.shape));
+  }
+  w.line("}");
+  w.setFlops(SizeExpr(0));
+  w.launch1d(product(walked.shape));
+  return w.finish(input ? llvm::formatv("select_scatter: {0} with part replaced by {1}, into {2}",
+                                        describe(*input), describe(source), describe(out))
+                              .str()
+                        : llvm::formatv("select_scatter: writes {0} into part of {1} in place",
+                                        describe(source), describe(out))
+                              .str());
 }
 
 GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogits,

@@ -146,6 +146,17 @@ GeneratedKernel sliceKernel(const KernelOrigin &origin, int device, const Buffer
                             llvm::ArrayRef<SizeExpr> starts, llvm::ArrayRef<int64_t> steps,
                             llvm::ArrayRef<int> outDimOf, const BufferRef &out);
 
+/// torch.select_scatter at fixed positions: `out` is `input` with the
+/// element at `positions[k]` of each dim `dims[k]` taken from `source` (the
+/// shape of `out` without `dims`). Positions are already normalised into
+/// their dims. With `input`, one pass over `out` reads each element from
+/// `input` or `source`; without it the kernel writes `source` into `out` in
+/// place and leaves the rest of `out` as it is.
+GeneratedKernel selectScatterKernel(const KernelOrigin &origin, int device,
+                                    const std::optional<BufferRef> &input, const BufferRef &source,
+                                    llvm::ArrayRef<int64_t> dims,
+                                    llvm::ArrayRef<SizeExpr> positions, const BufferRef &out);
+
 /// cross_entropy (`fromLogits`) or nll_loss over [N, C] and [N] targets.
 GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogits,
                            const BufferRef &input, const BufferRef &target,

@@ -99,6 +99,37 @@ bool sameShape(llvm::ArrayRef<SizeExpr> a, llvm::ArrayRef<SizeExpr> b) {
 
 bool isStaticOne(const SizeExpr &e) { return e.constant() == 1; }
 
+constexpr llvm::StringLiteral runTimePositionError =
+    "indexing with a position known only at run time (the variable of a loop over a run-time "
+    "range) is not supported on cuda yet; a range of at most 16 steps known at compile time is "
+    "unrolled, and then every position is a constant";
+
+/// Where Python reads position `position` of a dim of `extent`: negative
+/// counts from the end, then clamped into the dim (into [0, extent - 1] for an
+/// index, [0, extent] for a slice start), as the cpu back end does.
+SizeExpr pythonPosition(int64_t position, const SizeExpr &extent, bool isIndex) {
+  SizeExpr from = position < 0 ? extent + SizeExpr(position) : SizeExpr(position);
+  SizeExpr last = isIndex ? extent - SizeExpr(1) : extent;
+  return SizeExpr::min(SizeExpr::max(from, SizeExpr(0)), last);
+}
+
+/// Where an mdl.select / mdl.select_scatter reads each of `dims` of a tensor
+/// of `shape` when every position is a compile-time constant (as in an
+/// unrolled loop), else nullopt.
+std::optional<llvm::SmallVector<SizeExpr, 4>> constantPositions(mlir::ValueRange positions,
+                                                                llvm::ArrayRef<int64_t> dims,
+                                                                llvm::ArrayRef<SizeExpr> shape) {
+  llvm::SmallVector<SizeExpr, 4> starts;
+  for (auto [position, dim] : llvm::zip(positions, dims)) {
+    auto constant = position.getDefiningOp<mlir::arith::ConstantOp>();
+    auto attr = constant ? mlir::dyn_cast<mlir::IntegerAttr>(constant.getValue()) : nullptr;
+    if (!attr)
+      return std::nullopt;
+    starts.push_back(pythonPosition(attr.getInt(), shape[dim], /*isIndex=*/true));
+  }
+  return starts;
+}
+
 /// A matmul or conv2d whose result is not written yet: an elementwise
 /// consumer may still attach an epilogue.
 struct Producer {
@@ -411,6 +442,15 @@ llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operat
           SizeExpr span = bound(s.getEnds()[in]) - bound(s.getStarts()[in]);
           dim = SizeExpr::max(SizeExpr::ceilDiv(span, s.getSteps()[in]), SizeExpr(0));
         })
+        .Case<mlir::mdl::SelectOp>([&](mlir::mdl::SelectOp s) {
+          // Result dim d is the d-th input dim not selected away.
+          int64_t in = -1;
+          for (int64_t seen = -1; seen < d;)
+            if (!llvm::is_contained(s.getDims(), ++in))
+              ++seen;
+          dim = operandShape(0)[in];
+        })
+        .Case<mlir::mdl::SelectScatterOp>([&](auto) { dim = operandShape(0)[d]; })
         .Case<mlir::mdl::ConcatOp>([&](auto c) {
           if (d == int64_t(c.getDim())) {
             SizeExpr total(0);
@@ -651,6 +691,17 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
     addKernel(emit(origin, inputs, ref(out)));
     return llvm::Error::success();
   };
+  // A copy kernel reading `input` at `starts[d] + steps[d] * c` (slice, and
+  // select at fixed positions).
+  auto slice = [&](const BufferRef &input, llvm::ArrayRef<SizeExpr> starts,
+                   llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<int> outDimOf) {
+    finishValue(op, result);
+    BufferId out = newBuffer(result);
+    result.buffer = out;
+    KernelOrigin origin{kernelName(result.opNames), result.sourceLines};
+    addKernel(sliceKernel(origin, device, input, starts, steps, outDimOf, ref(out)));
+    return llvm::Error::success();
+  };
   auto creation = [&](Expr e) {
     e.dtype = result.dtype;
     result.pending = makeExpr(std::move(e));
@@ -857,30 +908,69 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
         }
         return llvm::Error::success();
       })
-      .Case<mlir::mdl::SliceOp>([&](mlir::mdl::SliceOp slice) -> llvm::Error {
+      .Case<mlir::mdl::SliceOp>([&](mlir::mdl::SliceOp sliceOp) -> llvm::Error {
         // Python's bounds: a negative start counts from the end; both clamp.
-        llvm::Expected<BufferRef> input = buffer(slice.getInput());
+        llvm::Expected<BufferRef> input = buffer(sliceOp.getInput());
         if (!input)
           return input.takeError();
         llvm::SmallVector<SizeExpr, 4> starts;
         llvm::SmallVector<int> outDimOf;
         int next = 0;
         for (size_t d = 0; d < input->shape.size(); ++d) {
-          const SizeExpr &extent = input->shape[d];
-          int64_t start = slice.getStarts()[d];
-          SizeExpr from = start < 0 ? extent + SizeExpr(start) : SizeExpr(start);
-          bool indexed = llvm::is_contained(slice.getIndexDims(), int64_t(d));
+          bool indexed = llvm::is_contained(sliceOp.getIndexDims(), int64_t(d));
           // An index reads the nearest valid position (as the cpu back end).
-          SizeExpr last = indexed ? extent - SizeExpr(1) : extent;
-          starts.push_back(SizeExpr::min(SizeExpr::max(from, SizeExpr(0)), last));
+          starts.push_back(pythonPosition(sliceOp.getStarts()[d], input->shape[d], indexed));
           outDimOf.push_back(indexed ? -1 : next++);
         }
-        llvm::SmallVector<int64_t> steps(slice.getSteps());
+        return slice(*input, starts, sliceOp.getSteps(), outDimOf);
+      })
+      .Case<mlir::mdl::SelectOp>([&](mlir::mdl::SelectOp select) -> llvm::Error {
+        // At fixed positions a select is a slice that indexes `dims` away.
+        llvm::Expected<BufferRef> input = buffer(select.getInput());
+        if (!input)
+          return input.takeError();
+        llvm::ArrayRef<int64_t> dims = select.getDims();
+        std::optional<llvm::SmallVector<SizeExpr, 4>> at =
+            constantPositions(select.getPositions(), dims, input->shape);
+        if (!at)
+          return fail(op, runTimePositionError);
+        llvm::SmallVector<SizeExpr, 4> starts;
+        llvm::SmallVector<int> outDimOf;
+        int next = 0;
+        for (int64_t d = 0; d < int64_t(input->shape.size()); ++d) {
+          const int64_t *it = llvm::find(dims, d);
+          bool selected = it != dims.end();
+          starts.push_back(selected ? (*at)[it - dims.begin()] : SizeExpr(0));
+          outDimOf.push_back(selected ? -1 : next++);
+        }
+        return slice(*input, starts, llvm::SmallVector<int64_t>(input->shape.size(), 1), outDimOf);
+      })
+      .Case<mlir::mdl::SelectScatterOp>([&](mlir::mdl::SelectScatterOp scatter) -> llvm::Error {
+        llvm::Expected<BufferRef> source = buffer(scatter.getSource());
+        if (!source)
+          return source.takeError();
+        llvm::Expected<BufferRef> input = buffer(scatter.getInput());
+        if (!input)
+          return input.takeError();
+        std::optional<llvm::SmallVector<SizeExpr, 4>> at =
+            constantPositions(scatter.getPositions(), scatter.getDims(), input->shape);
+        if (!at)
+          return fail(op, runTimePositionError);
+        // `out[:, t] = h` in a loop: when nothing else reads the input (its
+        // only use is this op and its buffer is a temporary of its own, not a
+        // view), write `source` into that buffer instead of copying the rest.
+        const Buffer &inputBuffer = plan.buffers[input->id];
+        bool inPlace = scatter.getInput().hasOneUse() &&
+                       inputBuffer.kind == BufferKind::Temporary && !inputBuffer.viewOf;
         finishValue(op, result);
-        BufferId out = newBuffer(result);
+        BufferId out = inPlace ? input->id : newBuffer(result);
         result.buffer = out;
         KernelOrigin origin{kernelName(result.opNames), result.sourceLines};
-        addKernel(sliceKernel(origin, device, *input, starts, steps, outDimOf, ref(out)));
+        std::optional<BufferRef> copied;
+        if (!inPlace)
+          copied = *input;
+        addKernel(
+            selectScatterKernel(origin, device, copied, *source, scatter.getDims(), *at, ref(out)));
         return llvm::Error::success();
       })
       .Case<mlir::mdl::MaxPool2dOp, mlir::mdl::AvgPool2dOp>([&](mlir::Operation *) {
@@ -1053,18 +1143,15 @@ llvm::Expected<DevicePlan> Planner::run() {
     info(arg) = std::move(*v);
   }
 
-  // Loops over run-time ranges would need a host-driven loop over launches;
-  // the plan has straight-line steps only (docs/cuda-codegen.md). Checked
-  // first: the sizes such a loop reads come before it.
-  for (mlir::Operation &op : entry.getOperations()) {
+  // A loop that is not unrolled would need a host-driven loop over
+  // launches; the plan has straight-line steps only (docs/cuda-codegen.md).
+  // Checked first: the sizes such a loop reads come before it.
+  for (mlir::Operation &op : entry.getOperations())
     if (mlir::isa<mlir::scf::ForOp>(op))
-      return fail(&op, "a loop over a run-time range (`for t in 0..T` with `T` a dim of an "
-                       "input) is not supported on cuda yet (a range of at most 16 steps known "
-                       "at compile time is unrolled into straight-line code)");
-    if (mlir::isa<mlir::mdl::SelectOp, mlir::mdl::SelectScatterOp>(op))
-      return fail(&op, "indexing with a loop variable and writing into part of a tensor "
-                       "(`out[:, t] = h`) are not supported on cuda yet");
-  }
+      return fail(&op, "a loop that is not unrolled (over more than 16 steps, or over a range "
+                       "known only at run time such as `0..T` with `T` a dim of an artifact's "
+                       "input) is not supported on cuda yet; a range of at most 16 steps known "
+                       "at compile time is unrolled into straight-line code");
 
   for (mlir::Operation &op : entry.getOperations()) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -1077,6 +1164,12 @@ llvm::Expected<DevicePlan> Planner::run() {
     if (op.getNumResults() != 1 || !mlir::isa<mlir::RankedTensorType>(op.getResult(0).getType())) {
       // Index constants feed creation ops' dynamic sizes; cpu regions clone them.
       if (mlir::isa<mlir::arith::ConstantOp>(op))
+        continue;
+      // Other index arithmetic (a dim of an input, `T - 1 - t`) is judged
+      // where it is used: a position or a size known only at run time is an
+      // error there, naming that op.
+      if (op.getNumRegions() == 0 && op.getNumResults() > 0 &&
+          llvm::all_of(op.getResultTypes(), [](mlir::Type t) { return t.isIndex(); }))
         continue;
       return fail(&op, "an op the device planner does not know");
     }

@@ -166,6 +166,97 @@ func.func @forward(%x: !g) -> !g {
   EXPECT_EQ(llvm::toString(none.takeError()), "the module has no function `forward`");
 }
 
+TEST_F(PartitionTest, SelectAtConstantPositionsIsASliceWithPythonsPositions) {
+  // -1 of 4 is 3; 9 reads the nearest valid position (3), as the cpu does;
+  // -1 of the dynamic B is B - 1.
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<?x4x3xf32, #mdl.device<cuda:0>>
+!r = tensor<?x3xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !x) -> !r {
+  %m1 = arith.constant -1 : index
+  %c9 = arith.constant 9 : index
+  %a = mdl.select %x[%m1] {dims = array<i64: 1>} : !x -> !r
+  %b = mdl.select %x[%c9] {dims = array<i64: 1>} : !x -> !r
+  %c = mdl.select %x[%m1, %m1] {dims = array<i64: 0, 1>} : !x -> tensor<3xf32, #mdl.device<cuda:0>>
+  %s = mdl.add %a, %b : !r, !r -> !r
+  %o = mdl.add %s, %c : !r, tensor<3xf32, #mdl.device<cuda:0>> -> !r
+  return %o : !r
+}
+)mlir");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->steps.size(), 4u);
+  EXPECT_EQ(std::get<Launch>(p->steps[0]).kernel, "k0_select");
+  EXPECT_EQ(p->devices[0].kernels[0].category, "copy");
+  const std::string &source = p->devices[0].source;
+  EXPECT_NE(source.find("out[i] = in0[c0 * 12 + 3 * 3 + c1];"), std::string::npos) << source;
+  EXPECT_EQ(source.find("9 * 3"), std::string::npos) << source;
+  // min(max(B + -1, 0), B - 1), the row at B - 1 (0 when B is 0).
+  EXPECT_NE(source.find("out[i] = in0[(((((B + -1) > (0) ? (B + -1) : (0))) < (B - 1) ? "
+                        "(((B + -1) > (0) ? (B + -1) : (0))) : (B - 1))) * 12 + 3 * 3 + c0];"),
+            std::string::npos)
+      << source;
+}
+
+TEST_F(PartitionTest, SelectScatterWritesInPlaceOnlyWhenNothingElseReadsTheInput) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<2x4x3xf32, #mdl.device<cuda:0>>
+!h = tensor<2x3xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !x, %h: !h) -> !x {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : index
+  %z = mdl.zeros : !x
+  %a = mdl.select_scatter %z[%c0], %h {dims = array<i64: 1>} : !x, !h -> !x
+  %b = mdl.select_scatter %a[%m1], %h {dims = array<i64: 1>} : !x, !h -> !x
+  %c = mdl.select_scatter %x[%c0], %h {dims = array<i64: 1>} : !x, !h -> !x
+  %d = mdl.select_scatter %c[%m1], %h {dims = array<i64: 1>} : !x, !h -> !x
+  %s = mdl.add %b, %d : !x, !x -> !x
+  %o = mdl.add %s, %c : !x, !x -> !x
+  return %o : !x
+}
+)mlir");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  std::vector<const Launch *> scatters;
+  for (const Step &step : p->steps)
+    if (const auto *l = std::get_if<Launch>(&step);
+        l && llvm::StringRef(l->kernel).ends_with("select_scatter"))
+      scatters.push_back(l);
+  ASSERT_EQ(scatters.size(), 4u);
+  auto written = [](const Launch *l) { return l->args.back().buffer; };
+  auto reads = [](const Launch *l) { return l->args.size(); };
+  // The zeros' buffer has no other reader: both writes land in it, reading
+  // only the source.
+  EXPECT_EQ(written(scatters[0]), written(scatters[1]));
+  EXPECT_EQ(reads(scatters[0]), 2u);
+  EXPECT_EQ(reads(scatters[1]), 2u);
+  // An input is never written; %c is read again, so %d copies it too.
+  EXPECT_EQ(reads(scatters[2]), 3u);
+  EXPECT_EQ(reads(scatters[3]), 3u);
+  EXPECT_NE(written(scatters[2]), written(scatters[3]));
+  EXPECT_EQ(p->buffers[written(scatters[2])].kind, BufferKind::Temporary);
+  const std::string &source = p->devices[0].source;
+  EXPECT_NE(source.find("out[c0 * 12 + 3 * 3 + c1] = in0[i];"), std::string::npos) << source;
+  EXPECT_NE(source.find("out[i] = (c1 == 0) ? in0[c0 * 3 + c2] : in1[i];"), std::string::npos)
+      << source;
+}
+
+TEST_F(PartitionTest, PositionsKnownOnlyAtRunTimeAreAnError) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<?x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !x) -> tensor<4xf32, #mdl.device<cuda:0>> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : !x
+  %s = mdl.select %x[%n] {dims = array<i64: 0>} : !x -> tensor<4xf32, #mdl.device<cuda:0>> loc("rnn.mdl":9:5)
+  return %s : tensor<4xf32, #mdl.device<cuda:0>>
+}
+)mlir");
+  ASSERT_FALSE(bool(p));
+  EXPECT_EQ(llvm::toString(p.takeError()),
+            "`mdl.select` at rnn.mdl:9: indexing with a position known only at run time (the "
+            "variable of a loop over a run-time range) is not supported on cuda yet; a range of "
+            "at most 16 steps known at compile time is unrolled, and then every position is a "
+            "constant");
+}
+
 TEST_F(PartitionTest, KernelSourceNamesTheMdlLine) {
   llvm::Expected<DevicePlan> p = plan(R"mlir(
 !g = tensor<?x8xf32, #mdl.device<cuda:0>>
