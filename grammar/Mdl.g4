@@ -23,6 +23,7 @@ member
   | IDENT '=' expr                                 # submodelMember
   | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
   | memberIf                                       # ifMember
+  | ASSERT expr (',' STRING_LIT)?                  # assertMember  // on value arguments
   ;
 // State and submodels that exist only when a compile-time condition holds:
 // `if bias { param bias: f32[out] }`.
@@ -85,6 +86,7 @@ primary
   | CPU                                                # cpuPrimary
   | CUDA ':' INT_LIT                                   # cudaPrimary
   | dtype                                              # dtypePrimary
+  | '[' expr FOR IDENT IDENT expr DOTDOT expr ']'      # repeatPrimary  // `[nn.Linear(d, d) for _ in 0..n]`
   | '[' (expr (',' expr)* ','?)? ']'                   # listPrimary
   | '(' expr (',' expr)* ','? ')'                      # parenPrimary  // with a comma: a tuple
   ;
@@ -96,6 +98,7 @@ sliceTail  : ':' expr? (':' expr?)? ;
 
 // -------------------------------------------------------------- tokens ---
 IMPORT : 'import' ;  MODEL : 'model' ;  PARAM : 'param' ;  BUFFER : 'buffer' ;
+ASSERT : 'assert' ;
 FN : 'fn' ;  LET : 'let' ;  RETURN : 'return' ;  FOR : 'for' ;  IF : 'if' ;  ELSE : 'else' ;
 TRUE : 'true' ;  FALSE : 'false' ;  AND : 'and' ;  OR : 'or' ;  NOT : 'not' ;
 DEVICE : 'device' ;  CPU : 'cpu' ;  CUDA : 'cuda' ;

@@ -12,7 +12,9 @@ outputs as gen_stdlib_refs.py does:
 Weights come from torch.manual_seed(0) at construction, inputs from
 torch.Generator().manual_seed(1234). Run it once with the Debian torch:
 
-    /usr/bin/python3 tools/gen_recurrent_refs.py
+    /usr/bin/python3 tools/gen_recurrent_refs.py [multi-layer]
+
+(`multi-layer` writes only the num_layers / bias / batch_first cases.)
 """
 
 import os
@@ -71,7 +73,28 @@ class Repeat(nn.Module):
         return h
 
 
+def multi_layer():
+    """std.nn LSTM/GRU with num_layers, bias=False and batch_first=False."""
+    torch.set_grad_enabled(False)
+    cases = (("lstm_3_layers", nn.LSTM, dict(num_layers=3, batch_first=True)),
+             ("gru_2_layers_no_bias", nn.GRU, dict(num_layers=2, bias=False, batch_first=True)),
+             ("lstm_seq_first", nn.LSTM, dict(num_layers=2)))
+    for name, cls, kwargs in cases:
+        torch.manual_seed(0)
+        layer = cls(8, 16, **kwargs).eval()
+        g = torch.Generator().manual_seed(1234)
+        x = torch.randn(3, 6, 8, generator=g)
+        out, state = layer(x)
+        h_n = state[0] if cls is nn.LSTM else state
+        outputs = {"output": out}
+        if kwargs.get("batch_first"):
+            outputs["output_last"] = h_n[-1]
+        save(os.path.join(LIT, "stdlib", "Inputs", name), layer, [x], outputs)
+
+
 def main():
+    if sys.argv[1:] == ["multi-layer"]:
+        return multi_layer()
     torch.set_grad_enabled(False)
 
     # --- an Elman RNN written out by hand (tests/lit/loops/Inputs/rnn.mdl) --
@@ -113,6 +136,8 @@ def main():
     tokens = torch.randint(0, 50, (4, 12), generator=g)
     save(os.path.join(LIT, "examples", "Inputs", "lstm_classifier"), clf, [tokens],
          {"output": clf(tokens)})
+
+    multi_layer()
 
 
 if __name__ == "__main__":

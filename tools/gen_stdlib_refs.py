@@ -17,7 +17,7 @@ torch.Generator().manual_seed(1234).
 
 Run it once with the Debian torch (it is not needed by the tests):
 
-    /usr/bin/python3 tools/gen_stdlib_refs.py
+    /usr/bin/python3 tools/gen_stdlib_refs.py [NAME...]
 
 The safetensors package is not required: the writer below produces the
 standard layout (8-byte little-endian header length, JSON header, raw data).
@@ -35,6 +35,9 @@ import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "lit", "stdlib", "Inputs")
+
+# `gen_stdlib_refs.py NAME...` writes only those folders.
+ONLY = set(sys.argv[1:])
 
 ST_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64",
              torch.int32: "I32", torch.bool: "BOOL"}
@@ -57,6 +60,8 @@ def write_safetensors(path, state):
 
 def save(name, module=None, inputs=(), outputs=None):
     """outputs: {"output": tensor, "output_gelu": tensor, ...}"""
+    if ONLY and name not in ONLY:
+        return
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     for f in os.listdir(folder):
@@ -338,6 +343,40 @@ def main():
     GEN = gen()
     x = 4 * randn(2, 3, 8)  # wide enough that some values pass 6
     save("relu6", inputs=[x], outputs={"output": nn.ReLU6()(x)})
+    # --- a stack of num_layers layers (std.nn TransformerEncoder) ----------
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(32, 4, 48, activation="gelu", norm_first=True,
+                                       batch_first=True)
+    stack = nn.TransformerEncoder(layer, 3, norm=nn.LayerNorm(32),
+                                  enable_nested_tensor=False).eval()
+    randomise_biases(stack)
+    GEN = gen()
+    x = randn(2, 6, 32)
+    mask = causal_float_mask(6)
+    save("transformer_encoder_stack", stack, [x, mask],
+         {"output": stack(x), "output_masked": stack(x, mask=mask)})
+
+    # --- PyTorch's options on the ported layers ------------------------------
+    torch.manual_seed(0)
+    depthwise = nn.Conv2d(6, 12, 3, padding=1, groups=6, bias=False).eval()
+    conv1d = nn.Conv1d(4, 6, 3, padding=1, bias=False).eval()
+    convt = nn.ConvTranspose2d(4, 6, 2, stride=2, bias=False).eval()
+    gn = nn.GroupNorm(3, 6, affine=False).eval()
+    bn1 = nn.BatchNorm1d(6).eval()
+    randomise_norm(bn1)
+    bn1.running_mean.copy_(0.5 * torch.randn(6))
+    bn1.running_var.copy_(0.5 + torch.rand(6))
+    GEN = gen()
+    x = randn(2, 6, 5, 5)
+    save("conv2d_depthwise_no_bias", depthwise, [x], {"output": depthwise(x)})
+    x = randn(2, 4, 7)
+    save("conv1d_no_bias", conv1d, [x], {"output": conv1d(x)})
+    x = randn(2, 4, 3, 3)
+    save("conv_transpose2d_no_bias", convt, [x], {"output": convt(x)})
+    x = randn(2, 6, 4, 4)
+    save("group_norm_no_affine", gn, [x], {"output": gn(x)})
+    x, xs = randn(3, 6), randn(3, 6, 5)
+    save("batchnorm1d", bn1, [x, xs], {"output": bn1(x), "output_seq": bn1(xs)})
 
     total = 0
     for dirpath, _, files in os.walk(OUT):

@@ -425,6 +425,13 @@ private:
       Nested nested(*this);
       for (const ExprPtr &element : list ? list->elements : llvm::cast<TupleExpr>(expr).elements)
         dumpExpr(*element);
+      if (list && list->repeat) {
+        line() << "Repeat " << list->repeat->var.name;
+        end(list->range);
+        Nested inner(*this);
+        dumpExpr(*list->repeat->begin);
+        dumpExpr(*list->repeat->end);
+      }
       return;
     }
     case Expr::Kind::Unary: {
@@ -506,3 +513,57 @@ private:
 } // namespace
 
 void ast::dump(const Module &module, llvm::raw_ostream &os) { Dumper(module, os).dumpModule(); }
+
+void modelc::ast::forEachSubexpr(const Expr &expr, llvm::function_ref<void(const Expr &)> visit) {
+  visit(expr);
+  auto sub = [&](const ExprPtr &e) {
+    if (e)
+      forEachSubexpr(*e, visit);
+  };
+  switch (expr.kind()) {
+  case Expr::Kind::List: {
+    const auto &list = llvm::cast<ListExpr>(expr);
+    for (const ExprPtr &e : list.elements)
+      sub(e);
+    if (list.repeat) {
+      sub(list.repeat->begin);
+      sub(list.repeat->end);
+    }
+    return;
+  }
+  case Expr::Kind::Tuple:
+    for (const ExprPtr &e : llvm::cast<TupleExpr>(expr).elements)
+      sub(e);
+    return;
+  case Expr::Kind::Unary:
+    sub(llvm::cast<UnaryExpr>(expr).operand);
+    return;
+  case Expr::Kind::Binary:
+    sub(llvm::cast<BinaryExpr>(expr).lhs);
+    sub(llvm::cast<BinaryExpr>(expr).rhs);
+    return;
+  case Expr::Kind::Call:
+    sub(llvm::cast<CallExpr>(expr).callee);
+    for (const Arg &a : llvm::cast<CallExpr>(expr).args)
+      sub(a.value);
+    return;
+  case Expr::Kind::Member:
+    sub(llvm::cast<MemberExpr>(expr).base);
+    return;
+  case Expr::Kind::Index:
+    sub(llvm::cast<IndexExpr>(expr).base);
+    for (const Slice &s : llvm::cast<IndexExpr>(expr).subscripts) {
+      sub(s.index);
+      sub(s.begin);
+      sub(s.end);
+      sub(s.step);
+    }
+    return;
+  case Expr::Kind::Instantiate:
+    for (const Arg &a : llvm::cast<InstantiateExpr>(expr).args)
+      sub(a.value);
+    return;
+  default:
+    return;
+  }
+}

@@ -15,6 +15,7 @@
 
 #include "basic/SourceRange.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/SMLoc.h"
@@ -82,10 +83,10 @@ struct DimExpr {
 struct TypeExpr {
   enum class Kind : uint8_t { Tensor, Scalar, Tuple };
   Kind kind = Kind::Tensor;
-  DType dtype = DType::F32;                   // Tensor
-  std::vector<std::unique_ptr<DimExpr>> dims; // Tensor
-  std::optional<DeviceExpr> device;         // Tensor; absent = model's device
-  ScalarKind scalar = ScalarKind::Int;      // Scalar
+  DType dtype = DType::F32;                        // Tensor
+  std::vector<std::unique_ptr<DimExpr>> dims;      // Tensor
+  std::optional<DeviceExpr> device;                // Tensor; absent = model's device
+  ScalarKind scalar = ScalarKind::Int;             // Scalar
   std::vector<std::unique_ptr<TypeExpr>> elements; // Tuple
   Range range;
 };
@@ -97,8 +98,21 @@ struct TypeExpr {
 class Expr {
 public:
   enum class Kind : uint8_t {
-    IntLit, FloatLit, BoolLit, StringLit, DeviceLit, DTypeLit,
-    Name, List, Unary, Binary, Call, Member, Index, Instantiate, Tuple
+    IntLit,
+    FloatLit,
+    BoolLit,
+    StringLit,
+    DeviceLit,
+    DTypeLit,
+    Name,
+    List,
+    Unary,
+    Binary,
+    Call,
+    Member,
+    Index,
+    Instantiate,
+    Tuple
   };
   Expr(Kind kind, Range range) : kind_(kind), range(range) {}
   virtual ~Expr() = default;
@@ -170,11 +184,19 @@ public:
   static bool classof(const Expr *e) { return e->kind() == Kind::Name; }
 };
 
-/// `[a, b, c]` (shapes for creation ops, lists of tensors for concat).
+/// `[a, b, c]` (shapes for creation ops, lists of tensors for concat), or
+/// `[element for var in begin..end]` (a stack of submodels, PyTorch's
+/// `nn.ModuleList([... for _ in range(n)])`): then `elements` holds the one
+/// element and `repeat` the range.
 class ListExpr : public Expr {
 public:
   ListExpr(Range r) : Expr(Kind::List, r) {}
   std::vector<ExprPtr> elements;
+  struct Repeat {
+    Ident var;
+    ExprPtr begin, end;
+  };
+  std::unique_ptr<Repeat> repeat; // null for a written-out list
   static bool classof(const Expr *e) { return e->kind() == Kind::List; }
 };
 
@@ -285,6 +307,10 @@ public:
   std::vector<ExprPtr> elements; // two or more
   static bool classof(const Expr *e) { return e->kind() == Kind::Tuple; }
 };
+
+/// Calls `visit` on `expr` and on every expression nested in it, outermost
+/// first.
+void forEachSubexpr(const Expr &expr, llvm::function_ref<void(const Expr &)> visit);
 
 //===----------------------------------------------------------------------===//
 // Statements
@@ -427,6 +453,16 @@ struct SubmodelDecl {
   Range range;
 };
 
+/// `assert num_layers >= 1 and num_layers <= 4, "message"`: a condition on
+/// the value arguments every instance must meet (PyTorch's constructor
+/// checks), decided when the model is instantiated.
+struct AssertDecl {
+  ExprPtr condition;
+  std::string message;             // may be empty
+  std::vector<MemberGuard> guards; // it applies only where these hold
+  Range range;
+};
+
 struct FnParam {
   Ident name;
   std::unique_ptr<TypeExpr> type;
@@ -451,6 +487,7 @@ struct ModelDecl {
   std::vector<StateDecl> state;
   std::vector<SubmodelDecl> submodels;
   std::vector<FnDecl> fns;
+  std::vector<AssertDecl> asserts;
   /// The conditions of `if` blocks among the members (see MemberGuard).
   std::vector<ExprPtr> memberConditions;
   std::string doc;

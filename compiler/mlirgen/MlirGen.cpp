@@ -948,11 +948,17 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
     }
     return unsupported(name.range, "this submodel");
   }
-  if (std::optional<GenValue> c = constantOf(name, frame))
-    return *c;
+  // A symbolic dim the call's arguments fixed (`T` of a callee) is what
+  // they gave it, before the entry fn's `T` (which constantOf would read).
   const sema::ExprInfo *einfo = program.typeOf(&name);
   if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
-    // A symbolic dim the call's arguments fixed (`T` of a callee) is a number.
+    int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
+    if (extent != kDyn)
+      return GenValue::ofScalar(double(extent), true);
+  }
+  if (std::optional<GenValue> c = constantOf(name, frame))
+    return *c;
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
     int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
     if (extent != kDyn)
       return GenValue::ofScalar(double(extent), true);
@@ -1527,6 +1533,14 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
       return unsupported(call.callee->range, "calling this value");
     return callModel(*callee.model, "forward", call, nullptr, scope);
   }
+  // `nn.ReLU()(x)`: a model without state, created where it is called.
+  if (auto *created = dyn_cast<ast::CallExpr>(call.callee.get()))
+    if (const sema::ExprInfo *info = program.typeOf(created))
+      if (info->type.kind() == sema::Type::Kind::Model && info->type.instance) {
+        sema::Type t = frame.subst().apply(info->type);
+        ModelFrame *inst = child(frame, created->range.text().str(), t.instance, created);
+        return callModel(*inst, "forward", call, nullptr, scope);
+      }
   return unsupported(call.callee->range, "calling this expression");
 }
 

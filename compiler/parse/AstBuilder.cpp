@@ -238,6 +238,18 @@ private:
       if (Mdl::MemberIfContext *branch = node.as<Mdl::IfMemberContext>()->memberIf())
         buildMemberIf(*branch, model, guards);
       break;
+    case NodeKind::AssertMember: {
+      auto &ctx = *node.as<Mdl::AssertMemberContext>();
+      AssertDecl decl;
+      if (!ctx.expr() || !(decl.condition = buildTopExpr(ctx.expr())))
+        break;
+      if (antlr4::tree::TerminalNode *message = ctx.STRING_LIT())
+        decl.message = stringValue(message->getSymbol());
+      decl.guards = guards;
+      decl.range = range(&ctx);
+      model.asserts.push_back(std::move(decl));
+      break;
+    }
     default:
       break;
     }
@@ -1168,6 +1180,8 @@ private:
         return nullptr;
       return checkDepth(std::move(expr), depth);
     }
+    case NodeKind::RepeatPrimary:
+      return buildRepeat(*node.as<Mdl::RepeatPrimaryContext>());
     case NodeKind::ParenPrimary: {
       if (ctx.children.size() > 4) // `(a, b)`: a tuple
         return buildTuple(ctx);
@@ -1203,6 +1217,32 @@ private:
       elements.push_back(std::move(built));
     }
     return true;
+  }
+
+  /// `[element for var in begin..end]`.
+  ExprPtr buildRepeat(Mdl::RepeatPrimaryContext &ctx) {
+    std::vector<TerminalNode *> idents = ctx.IDENT();
+    std::vector<Mdl::ExprContext *> exprs = ctx.expr();
+    if (idents.size() != 2 || !present(idents[0]) || !present(idents[1]) || exprs.size() != 3)
+      return nullptr;
+    if (idents[1]->getText() != "in") {
+      Range keyword = range(idents[1]);
+      state_.diags.report(DiagId::ExpectedInKeyword, keyword, keyword.text())
+          .primary("expected `in`")
+          .help("a repeated list is written `[layer for _ in 0..n]`", {{keyword, "in"}},
+                Applicability::MaybeIncorrect);
+      return nullptr;
+    }
+    auto list = std::make_unique<ListExpr>(range(&ctx));
+    list->repeat = std::make_unique<ListExpr::Repeat>();
+    list->repeat->var = *ident(idents[0]);
+    unsigned depth = 1;
+    ExprPtr element = buildChild(exprs[0], depth);
+    if (!element || !(list->repeat->begin = buildChild(exprs[1], depth)) ||
+        !(list->repeat->end = buildChild(exprs[2], depth)))
+      return nullptr;
+    list->elements.push_back(std::move(element));
+    return checkDepth(std::move(list), depth);
   }
 
   /// `(a, b, ...)`.

@@ -299,6 +299,33 @@ void Checker::checkMemberConditions(ModelInfo &model) {
   fn_ = saved;
 }
 
+void Checker::checkAsserts(ModelInfo &model) {
+  if (model.decl->asserts.empty())
+    return;
+  FnContext ctx;
+  ctx.model = &model;
+  ctx.scopes.emplace_back();
+  FnContext *saved = fn_;
+  fn_ = &ctx;
+  for (const ast::AssertDecl &decl : model.decl->asserts) {
+    ConditionPtr condition = checkCondition(*decl.condition);
+    if (!condition)
+      continue; // reported
+    Presence presence = presenceOf(decl.guards);
+    if (!presence.always())
+      condition = Condition::either(Condition::negate(presence.condition), condition);
+    model.requirements.push_back(
+        {condition, decl.condition->range.text().str(), decl.message, decl.range, model.name});
+  }
+  fn_ = saved;
+}
+
+void Checker::reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance) {
+  auto diag = diags_.report(DiagId::UnmetAssertion, at, instance, r.text);
+  diag.primary(r.message.empty() ? "these arguments fail it" : r.message);
+  diag.note("`" + r.model + "` asserts it here", r.range);
+}
+
 Presence Checker::presenceOf(const std::vector<ast::MemberGuard> &guards) {
   Presence presence;
   for (const ast::MemberGuard &guard : guards) {

@@ -272,6 +272,11 @@ Value Checker::checkExpr(const ast::Expr &expr) {
   }
   case ast::Expr::Kind::List: {
     auto &list = cast<ast::ListExpr>(expr);
+    if (list.repeat) {
+      diags_.report(DiagId::UnsupportedFeature, expr.range,
+                    "a repeated list `[x for _ in a..b]` outside a submodel declaration");
+      return record(expr, errorValue());
+    }
     std::vector<Type> elements;
     bool ok = true;
     for (const ast::ExprPtr &e : list.elements) {
@@ -341,6 +346,38 @@ Value Checker::checkExpr(const ast::Expr &expr) {
   }
   }
   return record(expr, errorValue());
+}
+
+namespace {
+
+/// No params or buffers, in the model or any submodel (`nn.ReLU`).
+bool hasNoState(const ModelInfo &model) {
+  if (!model.state.empty())
+    return false;
+  return llvm::all_of(model.submodels, [](const SubmodelInfo &s) {
+    if (s.type.kind() == Type::Kind::Model && s.type.instance)
+      return hasNoState(*s.type.instance->model);
+    if (s.type.kind() == Type::Kind::ModelList && s.type.instances)
+      return llvm::all_of(*s.type.instances, [](const auto &i) { return hasNoState(*i->model); });
+    return false;
+  });
+}
+
+} // namespace
+
+std::optional<Value> Checker::statelessInstance(const ast::CallExpr &call, const ModelInfo *callee,
+                                                llvm::StringRef text) {
+  // Nothing of a stateless layer needs placing or loading, so creating it
+  // in a fn (`nn.ReLU()(x)`) is not E0304: it runs on the fn's devices.
+  if (!inFnBody || !fn_ || !fn_->model || !callee || !hasNoState(*callee))
+    return std::nullopt;
+  DeviceOrigin placement;
+  bool pinned = false;
+  std::optional<Type> type = instanceFromExpr(*fn_->model, call, text.str(), placement, pinned);
+  Value v;
+  v.type = type ? *type : Type::error();
+  v.origin = placement;
+  return v;
 }
 
 void Checker::reportModelCall(const ast::Expr &expr, llvm::StringRef modelName) {
@@ -803,6 +840,8 @@ Value Checker::checkCall(const ast::CallExpr &call) {
     }
     case Resolved::Kind::Model:
       record(*name, Value(), r.definition, name->name, r.doc);
+      if (std::optional<Value> v = statelessInstance(call, r.model, name->name))
+        return record(call, *v);
       checkArgsOnly();
       reportModelCall(call, name->name);
       return record(call, errorValue());
@@ -821,6 +860,13 @@ Value Checker::checkCall(const ast::CallExpr &call) {
         record(*base, r.value, {}, base->name);
         const auto *scope = scopeOf(r.value.type.moduleDecl);
         ModelInfo *m = scope ? scope->models.lookup(member->member.name) : nullptr;
+        if (m && !r.value.type.isError()) {
+          std::string text = base->name + "." + m->name;
+          if (std::optional<Value> v = statelessInstance(call, m, text)) {
+            record(*member, Value(), m->decl->name.range, m->name, m->decl->doc);
+            return record(call, *v);
+          }
+        }
         checkArgsOnly();
         if (r.value.type.isError()) {
           // Reported where the import failed.
@@ -1192,6 +1238,20 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
     if (!i) {
       diags_.report(DiagId::ExpectedConstant, expr.range, "submodel index", "a non-constant index");
       return record(expr, errorValue());
+    }
+    if (base.type.repeat) {
+      // `[layer for _ in 0..n]` with `n` not known here: every layer is the
+      // same instance; the index is checked against `n` per instance.
+      if (*i < 0) {
+        diags_.report(DiagId::UnsupportedFeature, subs[0].slice->range,
+                      "a negative index into a list whose length is `" + base.type.repeat->str() +
+                          "`");
+        return record(expr, errorValue());
+      }
+      Value v;
+      v.type = Type::model(base.type.instances->front());
+      v.origin = base.origin;
+      return record(expr, v);
     }
     int64_t n = int64_t(base.type.instances->size());
     if (*i < -n || *i >= n) {

@@ -143,6 +143,35 @@ void collectExactDivisions(const ModelInfo &model, unsigned depth,
   }
 }
 
+void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Requirement> &out) {
+  out.insert(out.end(), model.requirements.begin(), model.requirements.end());
+  if (depth > kMaxNesting)
+    return;
+  for (const SubmodelInfo &sub : model.submodels) {
+    llvm::SmallVector<const ModelInstance *, 4> insts;
+    if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
+      insts.push_back(sub.type.instance.get());
+    else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
+      for (const auto &i : *sub.type.instances)
+        if (insts.empty() || insts.back() != i.get())
+          insts.push_back(i.get());
+    for (const ModelInstance *inst : insts) {
+      if (!inst->model)
+        continue;
+      std::vector<Requirement> inner;
+      collectRequirements(*inst->model, depth + 1, inner);
+      Substitution subst = substitutionFor(*inst);
+      for (Requirement r : inner) {
+        r.condition = r.condition->substituted(subst);
+        // A submodel that exists only under a condition asserts only there.
+        if (!sub.presence.always())
+          r.condition = Condition::either(Condition::negate(sub.presence.condition), r.condition);
+        out.push_back(std::move(r));
+      }
+    }
+  }
+}
+
 bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned depth,
                   std::vector<InstantiatedState> &out, std::string &error) {
   if (depth > kMaxNesting) {
@@ -172,6 +201,20 @@ bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned
 }
 
 } // namespace
+
+std::vector<Requirement> modelc::sema::requiredConditions(const ModelInfo &model) {
+  std::vector<Requirement> out;
+  collectRequirements(model, 0, out);
+  return out;
+}
+
+const Requirement *modelc::sema::firstUnmet(llvm::ArrayRef<Requirement> required,
+                                            const Substitution &subst) {
+  for (const Requirement &r : required)
+    if (r.condition->evaluate(subst) == false)
+      return &r;
+  return nullptr;
+}
 
 std::vector<ExactDivision> modelc::sema::requiredExactDivisions(const ModelInfo &model) {
   std::vector<ExactDivision> out;
@@ -243,6 +286,13 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
                 "` of model `" + model.name + "` is not an exact division: " + *detail;
         return std::nullopt;
       }
+    }
+    std::vector<Requirement> required = requiredConditions(model);
+    if (const Requirement *r = firstUnmet(required, subst)) {
+      error = "[E0118] model `" + model.name + "` is built with arguments that fail `assert " +
+              r->text + "` (in `" + r->model + "`)" +
+              (r->message.empty() ? std::string() : ": " + r->message);
+      return std::nullopt;
     }
   }
   InstantiatedModel result;

@@ -89,6 +89,18 @@ struct Presence {
   bool always() const { return !condition; }
 };
 
+/// `assert cond, "message"` in a model: a condition every instance's
+/// arguments must meet.
+struct Requirement {
+  /// Over the model's value arguments; it holds wherever the assert's guards
+  /// (an enclosing `if`) do not.
+  ConditionPtr condition;
+  std::string text;    // the condition as written
+  std::string message; // may be empty
+  Range range;         // the assert
+  std::string model;   // the model that asserts it
+};
+
 struct StateInfo {
   std::string name;
   const ast::StateDecl *decl = nullptr;
@@ -138,6 +150,8 @@ struct ModelInfo {
   std::vector<FnInfo> fns;
   /// The exact divisions written in this model (not its submodels').
   std::vector<ExactDivision> exactDivisions;
+  /// Its `assert`s (not its submodels').
+  std::vector<Requirement> requirements;
 
   const StateInfo *findState(llvm::StringRef name) const;
   const SubmodelInfo *findSubmodel(llvm::StringRef name) const;
@@ -246,6 +260,12 @@ bool presentIn(const Presence &presence, const Substitution &subst);
 /// its submodels' (substituted; ranges are then the submodel declarations),
 /// leaving out those that are provably exact or already constant there.
 std::vector<ExactDivision> requiredExactDivisions(const ModelInfo &model);
+/// The asserts of `model` and of every submodel it builds, over `model`'s
+/// value arguments.
+std::vector<Requirement> requiredConditions(const ModelInfo &model);
+/// The first of `model`'s required conditions that `subst` (an instance's
+/// arguments) decides false.
+const Requirement *firstUnmet(llvm::ArrayRef<Requirement> required, const Substitution &subst);
 
 /// When `numerator` and `divisor` (the division's, substituted) are both
 /// constant and not exact (or the divisor is not positive), what E0409 says

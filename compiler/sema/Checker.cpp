@@ -39,10 +39,10 @@ void Checker::checkAll() {
   for (auto &m : program_.models)
     checkBodies(*m);
   for (auto &m : program_.models)
-    checkExactDivisions(*m);
+    checkSubmodelArguments(*m);
 }
 
-void Checker::checkExactDivisions(const ModelInfo &model) {
+void Checker::checkSubmodelArguments(const ModelInfo &model) {
   for (const SubmodelInfo &sub : model.submodels) {
     auto *list = sub.decl ? llvm::dyn_cast<ast::ListExpr>(sub.decl->init.get()) : nullptr;
     llvm::SmallVector<std::pair<const ModelInstance *, Range>, 4> insts;
@@ -74,6 +74,10 @@ void Checker::checkExactDivisions(const ModelInfo &model) {
                   Applicability::HasPlaceholders);
         break;
       }
+      // The callee's asserts (and its submodels'), with these arguments.
+      std::vector<Requirement> required = requiredConditions(*inst->model);
+      if (const Requirement *r = firstUnmet(required, subst))
+        reportUnmetAssertion(*r, range, range.text());
     }
   }
 }
@@ -111,6 +115,11 @@ void Checker::declareModels(ModuleScope &scope) {
       }
       if (auto *lit = llvm::dyn_cast_if_present<ast::IntLitExpr>(p.defaultValue.get()))
         vp.defaultInt = lit->value;
+      // `padding_idx: int = -1`: a negated literal is a literal too.
+      if (auto *neg = llvm::dyn_cast_if_present<ast::UnaryExpr>(p.defaultValue.get());
+          neg && neg->op == ast::UnaryOp::Neg)
+        if (auto *lit = llvm::dyn_cast<ast::IntLitExpr>(neg->operand.get()))
+          vp.defaultInt = -lit->value;
       if (auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(p.defaultValue.get());
           lit && p.type == ast::ScalarKind::Bool)
         vp.defaultInt = lit->value ? 1 : 0;
@@ -358,6 +367,7 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
 void Checker::typeSignatures(ModelInfo &model) {
   currentModel = &model;
   checkMemberConditions(model);
+  checkAsserts(model);
   for (const ast::StateDecl &decl : model.decl->state) {
     StateInfo s;
     s.name = decl.name.name;
@@ -649,6 +659,55 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
   return Type::model(std::move(inst));
 }
 
+namespace {
+
+/// Whether `expr` reads the name `name`.
+bool mentions(const ast::Expr &expr, llvm::StringRef name) {
+  bool found = false;
+  ast::forEachSubexpr(expr, [&](const ast::Expr &e) {
+    if (auto *n = dyn_cast<ast::NameExpr>(&e); n && n->name == name)
+      found = true;
+  });
+  return found;
+}
+
+} // namespace
+
+Type Checker::repeatedSubmodel(ModelInfo &model, const ast::ListExpr &list, SubmodelInfo &sub) {
+  const ast::ListExpr::Repeat &repeat = *list.repeat;
+  const ast::Expr &element = *list.elements.front();
+  if (repeat.var.name != "_" && mentions(element, repeat.var.name)) {
+    diags_
+        .report(DiagId::UnsupportedFeature, repeat.var.range,
+                "building the layers of a repeated list from their index")
+        .primary("`" + repeat.var.name + "` is used in the layer")
+        .note("every layer of `[layer for _ in a..b]` is built with the same arguments; write "
+              "the list out (`[Block(1), Block(2)]`) when they differ");
+    return Type::error();
+  }
+  std::optional<Dim> bounds[2];
+  const ast::Expr *boundExprs[2] = {repeat.begin.get(), repeat.end.get()};
+  for (int i = 0; i < 2; ++i) {
+    Value v = checkExpr(*boundExprs[i]);
+    if (v.type.isError())
+      return Type::error();
+    if (v.type.kind() != Type::Kind::Int || !v.type.intValue) {
+      diags_
+          .report(DiagId::ExpectedConstant, boundExprs[i]->range, boundExprs[i]->range.text(),
+                  typeStr(v))
+          .primary(i == 0 ? "the start of the range" : "the end of the range");
+      return Type::error();
+    }
+    bounds[i] = *v.type.intValue;
+  }
+  DeviceOrigin placement;
+  std::optional<Type> t = instanceFromExpr(model, element, sub.name + ".0", placement, sub.pinned);
+  if (!t)
+    return Type::error();
+  sub.placement = placement;
+  return Type::repeatedModel(t->instance, *bounds[1] - *bounds[0]);
+}
+
 void Checker::resolveSubmodels(ModelInfo &model) {
   currentModel = &model;
   FnContext ctx;
@@ -663,7 +722,9 @@ void Checker::resolveSubmodels(ModelInfo &model) {
     sub.presence = presenceOf(decl.guards);
     if (model.findState(sub.name) || model.findSubmodel(sub.name))
       diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
-    if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get())) {
+    if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get()); list && list->repeat) {
+      sub.type = repeatedSubmodel(model, *list, sub);
+    } else if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get())) {
       std::vector<std::shared_ptr<const ModelInstance>> insts;
       bool ok = true;
       for (size_t i = 0; i < list->elements.size(); ++i) {

@@ -186,6 +186,11 @@ public:
   /// A submodel name for an instance of `modelName` created inline in the
   /// fn being checked (`batch_norm2d`), free in its model and fn.
   std::string freshSubmodelName(llvm::StringRef modelName);
+  /// `nn.ReLU()` in a fn body: the instance of a model without state (or
+  /// an error value after reporting its arguments); nullopt for any other
+  /// model, which is E0304 there.
+  std::optional<Value> statelessInstance(const ast::CallExpr &call, const ModelInfo *callee,
+                                         llvm::StringRef text);
   /// A model instantiated where a value is expected: E0304 in a fn body.
   void reportModelCall(const ast::Expr &expr, llvm::StringRef modelName);
   /// The `let` being checked, so E0304 can name the variable and fix it.
@@ -238,6 +243,11 @@ private:
   void declareModels(ModuleScope &scope);
   void typeSignatures(ModelInfo &model);
   void resolveSubmodels(ModelInfo &model);
+  /// The model's `assert`s, as conditions on its value arguments.
+  void checkAsserts(ModelInfo &model);
+  void reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance);
+  /// `[layer for _ in a..b]`: the layer's instance, repeated b - a times.
+  Type repeatedSubmodel(ModelInfo &model, const ast::ListExpr &list, SubmodelInfo &sub);
   void checkBodies(ModelInfo &model);
   void checkFn(ModelInfo &model, const FnInfo &fn);
   /// The conditions of `model`'s `if` blocks among its members.
@@ -271,8 +281,9 @@ private:
   /// signature-local dims, `pack` is the `...` id of this signature.
   Type typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool allowLocalDims,
                     DeviceOrigin *origin, llvm::StringRef subject);
-  /// E0409 for a submodel whose arguments make a division inexact.
-  void checkExactDivisions(const ModelInfo &model);
+  /// E0409 for a submodel whose arguments make a division inexact, E0118
+  /// for one whose arguments fail an `assert` of its model.
+  void checkSubmodelArguments(const ModelInfo &model);
   /// A dim `numerator / divisor` written in `model` (see ExactDivision).
   Dim divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range range);
   std::optional<Dim> dimFromExpr(ModelInfo &model, const ast::DimExpr &dim, bool allowLocal,

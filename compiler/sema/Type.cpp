@@ -5,6 +5,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace modelc;
 using namespace modelc::sema;
 
@@ -98,6 +100,21 @@ Type Type::modelList(std::vector<std::shared_ptr<const ModelInstance>> insts) {
   return t;
 }
 
+Type Type::repeatedModel(std::shared_ptr<const ModelInstance> inst, Dim count) {
+  if (std::optional<int64_t> n = count.asConstant())
+    return modelList(std::vector<std::shared_ptr<const ModelInstance>>(
+        size_t(std::max<int64_t>(*n, 0)), std::move(inst)));
+  Type t = modelList({std::move(inst)});
+  t.repeat = count;
+  return t;
+}
+
+std::optional<int64_t> Type::listLength() const {
+  if (kind_ != Kind::ModelList || !instances || repeat)
+    return std::nullopt;
+  return int64_t(instances->size());
+}
+
 Type Type::list(std::vector<Type> elements) {
   Type t(Kind::List);
   t.elements = std::make_shared<const std::vector<Type>>(std::move(elements));
@@ -146,7 +163,8 @@ std::string Type::str() const {
     return instance ? instance->str() : "model";
   case Kind::ModelList:
     if (instances && !instances->empty())
-      return "[" + instances->front()->str() + "; " + std::to_string(instances->size()) + "]";
+      return "[" + instances->front()->str() + "; " +
+             (repeat ? repeat->str() : std::to_string(instances->size())) + "]";
     return "[]";
   case Kind::List:
   case Kind::Tuple: {
@@ -229,6 +247,8 @@ Type Substitution::apply(const Type &t) const {
       std::vector<std::shared_ptr<const ModelInstance>> insts;
       for (const auto &inst : *t.instances)
         insts.push_back(applyInst(*inst));
+      if (t.repeat && !insts.empty())
+        return Type::repeatedModel(insts.front(), apply(*t.repeat));
       return Type::modelList(std::move(insts));
     }
     break;

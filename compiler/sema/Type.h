@@ -111,6 +111,8 @@ public:
   static Type dtypeValue(ast::DType d);
   static Type model(std::shared_ptr<const ModelInstance> inst);
   static Type modelList(std::vector<std::shared_ptr<const ModelInstance>> insts);
+  /// `count` copies of `inst` (`[layer for _ in 0..count]`).
+  static Type repeatedModel(std::shared_ptr<const ModelInstance> inst, Dim count);
   static Type list(std::vector<Type> elements);
   static Type tuple(std::vector<Type> elements);
   static Type module(const ast::Module *module);
@@ -134,6 +136,13 @@ public:
   // Model / ModelList
   std::shared_ptr<const ModelInstance> instance;
   std::shared_ptr<const std::vector<std::shared_ptr<const ModelInstance>>> instances;
+  // ModelList of `[layer for _ in a..b]` whose length is not a constant yet
+  // (`num_layers`): `instances` holds the one element, repeated this many
+  // times. Substituting a constant expands it (a negative length is empty,
+  // as Python's range).
+  std::optional<Dim> repeat;
+  /// ModelList: the number of submodels when it is known.
+  std::optional<int64_t> listLength() const;
   // List, Tuple
   std::shared_ptr<const std::vector<Type>> elements;
   /// Tuple: the number of elements (0 for any other kind).
