@@ -488,11 +488,11 @@ class ModelEmitter:
 
     def conv2d_layer(self, m, loc):
         k, s, p, d = self.conv_sizes(m, loc)
-        if m.groups == 1:
+        if m.groups == 1 or self.session.std_nn_has("Conv2d", "groups"):
             return "nn.Conv2d", "%d, %d, %d%s" % (m.in_channels, m.out_channels, k, keyword_args(
-                ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1),
+                ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1), ("groups", m.groups, 1),
                 ("bias", m.bias is not None, True)))
-        # std.nn's Conv2d has no groups: a helper model in the same file.
+        # A std.nn whose Conv2d has no groups: a helper model in the same file.
         helper, text = conv_helper(m.bias is not None, d, m.groups, m.in_channels)
         self.session.helpers[helper] = text
         return helper, "%d, %d, %d, %d" % (m.out_channels, k, s, p)
