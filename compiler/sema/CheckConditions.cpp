@@ -158,6 +158,26 @@ ConditionPtr Checker::comparisonCondition(const ast::BinaryExpr &expr) {
     return Condition::compare(expr.op, *v.type.intValue, Dim::constant(*index),
                               unsigned(param->options.size()));
   }
+  // `d_model % nhead == 0` (PyTorch's constructor check): divisibility of
+  // build-time ints.
+  auto *mod = dyn_cast<ast::BinaryExpr>(expr.lhs.get());
+  auto *zero = dyn_cast<ast::IntLitExpr>(expr.rhs.get());
+  if (mod && mod->op == ast::BinaryOp::Mod && zero && zero->value == 0 &&
+      (expr.op == ast::BinaryOp::Eq || expr.op == ast::BinaryOp::Ne)) {
+    checkExpr(*expr.rhs);
+    Value n = checkExpr(*mod->lhs), d = checkExpr(*mod->rhs);
+    if (n.type.isError() || d.type.isError())
+      return nullptr;
+    for (const Value *v : {&n, &d})
+      if (v->type.kind() != Type::Kind::Int || !v->type.intValue ||
+          !isBuildTime(*v->type.intValue)) {
+        reportNotBuildTime(*v->expr, *v);
+        return nullptr;
+      }
+    record(*mod, Value{Type::integer(), {}, mod, {}});
+    ConditionPtr divisible = Condition::divisible(*n.type.intValue, *d.type.intValue);
+    return expr.op == ast::BinaryOp::Eq ? divisible : Condition::negate(divisible);
+  }
   Value lhs = checkExpr(*expr.lhs), rhs = checkExpr(*expr.rhs);
   if (lhs.type.isError() || rhs.type.isError())
     return nullptr;

@@ -22,6 +22,13 @@ ConditionPtr Condition::compare(ast::BinaryOp op, Dim lhs, Dim rhs, unsigned dom
   return c;
 }
 
+ConditionPtr Condition::divisible(Dim numerator, Dim divisor) {
+  auto c = std::shared_ptr<Condition>(new Condition(Kind::Divisible));
+  c->lhs_ = numerator;
+  c->rhs_ = divisor;
+  return c;
+}
+
 ConditionPtr Condition::negate(ConditionPtr operand) {
   auto c = std::shared_ptr<Condition>(new Condition(Kind::Not));
   c->a_ = std::move(operand);
@@ -70,6 +77,17 @@ std::optional<bool> Condition::evaluate(const Substitution &subst) const {
       return std::nullopt;
     }
   }
+  case Kind::Divisible: {
+    Dim l = subst.apply(lhs_), r = subst.apply(rhs_);
+    std::optional<int64_t> n = l.asConstant(), d = r.asConstant();
+    if (d && *d == 0)
+      return false;
+    if (n && d)
+      return *n % *d == 0;
+    if (l.exactDiv(r))
+      return true; // `4 * h % h`
+    return std::nullopt;
+  }
   case Kind::Not:
     if (std::optional<bool> v = a_->evaluate(subst))
       return !*v;
@@ -95,6 +113,8 @@ ConditionPtr Condition::substituted(const Substitution &subst) const {
     return constant(value_);
   case Kind::Compare:
     return compare(op_, subst.apply(lhs_), subst.apply(rhs_), domain_);
+  case Kind::Divisible:
+    return divisible(subst.apply(lhs_), subst.apply(rhs_));
   case Kind::Not:
     return negate(a_->substituted(subst));
   case Kind::And:
@@ -108,6 +128,7 @@ ConditionPtr Condition::substituted(const Substitution &subst) const {
 void Condition::assume(bool truth, ArgumentFacts &facts) const {
   switch (kind_) {
   case Kind::Constant:
+  case Kind::Divisible: // fixes no single value
     return;
   case Kind::Compare: {
     if (op_ != ast::BinaryOp::Eq && op_ != ast::BinaryOp::Ne)
@@ -154,6 +175,8 @@ bool Condition::sameAs(const Condition &other) const {
     return value_ == other.value_;
   case Kind::Compare:
     return op_ == other.op_ && lhs_ == other.lhs_ && rhs_ == other.rhs_;
+  case Kind::Divisible:
+    return lhs_ == other.lhs_ && rhs_ == other.rhs_;
   case Kind::Not:
     return a_->sameAs(*other.a_);
   case Kind::And:

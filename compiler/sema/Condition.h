@@ -32,12 +32,14 @@ using ArgumentFacts = llvm::SmallVector<std::pair<AtomId, Dim>, 4>;
 
 class Condition {
 public:
-  enum class Kind : uint8_t { Constant, Compare, Not, And, Or };
+  enum class Kind : uint8_t { Constant, Compare, Divisible, Not, And, Or };
 
   static ConditionPtr constant(bool value);
   /// `lhs op rhs` for a comparison op. `domain` is the number of values the
   /// lhs atom can take when it is a bool (2) or option argument, else 0.
   static ConditionPtr compare(ast::BinaryOp op, Dim lhs, Dim rhs, unsigned domain = 0);
+  /// `numerator % divisor == 0` (false for a zero divisor).
+  static ConditionPtr divisible(Dim numerator, Dim divisor);
   static ConditionPtr negate(ConditionPtr operand);
   static ConditionPtr both(ConditionPtr a, ConditionPtr b);
   static ConditionPtr either(ConditionPtr a, ConditionPtr b);
@@ -67,7 +69,7 @@ private:
   Kind kind_;
   bool value_ = false;                   // Constant
   ast::BinaryOp op_ = ast::BinaryOp::Eq; // Compare
-  Dim lhs_, rhs_;                        // Compare
+  Dim lhs_, rhs_;                        // Compare, Divisible
   unsigned domain_ = 0;                  // Compare
   ConditionPtr a_, b_;                   // Not (a_), And, Or
 };
