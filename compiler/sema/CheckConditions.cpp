@@ -75,9 +75,14 @@ bool Checker::isBuildTime(Dim d) const {
 void Checker::reportNotBuildTime(const ast::Expr &expr, const Value &value) {
   std::string found = value.type.isTensor() ? "a tensor (" + typeStr(value) + ")"
                                             : "a value known only at run time";
-  diags_.report(DiagId::ConditionNotBuildTime, expr.range, found)
-      .primary("this is " + (value.type.isTensor() ? typeStr(value) : "known only at run time"))
-      .note("an `if` chooses code by the model's value arguments (`bool`, `int` and option "
+  auto diag = diags_.report(DiagId::ConditionNotBuildTime, expr.range, conditionKeyword_, found);
+  diag.primary("this is " + (value.type.isTensor() ? typeStr(value) : "known only at run time"));
+  if (conditionKeyword_ == "assert") {
+    diag.note("an `assert` checks the model's value arguments (`bool`, `int` and option "
+              "arguments, compared with constants) when the model is built");
+    return;
+  }
+  diag.note("an `if` chooses code by the model's value arguments (`bool`, `int` and option "
             "arguments, compared with constants)")
       .help("to choose between elements of tensors, use `where(mask, a, b)`", {},
             Applicability::HasPlaceholders);
@@ -328,7 +333,9 @@ void Checker::checkAsserts(ModelInfo &model) {
   FnContext *saved = fn_;
   fn_ = &ctx;
   for (const ast::AssertDecl &decl : model.decl->asserts) {
+    conditionKeyword_ = "assert";
     ConditionPtr condition = checkCondition(*decl.condition);
+    conditionKeyword_ = "if";
     if (!condition)
       continue; // reported
     Presence presence = presenceOf(decl.guards);

@@ -243,6 +243,8 @@ private:
   void declareModels(ModuleScope &scope);
   void typeSignatures(ModelInfo &model);
   void resolveSubmodels(ModelInfo &model);
+  /// What the condition being checked belongs to, for E0116.
+  llvm::StringRef conditionKeyword_ = "if";
   /// The model's `assert`s, as conditions on its value arguments.
   void checkAsserts(ModelInfo &model);
   void reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance);
