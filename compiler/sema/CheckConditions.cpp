@@ -311,40 +311,38 @@ void Checker::checkIf(const ast::IfStmt &stmt) {
 // Conditional state and submodels
 //===----------------------------------------------------------------------===//
 
-void Checker::checkMemberConditions(ModelInfo &model) {
-  if (model.decl->memberConditions.empty())
-    return;
+void Checker::inModelBody(ModelInfo &model, llvm::function_ref<void()> check) {
   FnContext ctx;
   ctx.model = &model;
   ctx.scopes.emplace_back();
   FnContext *saved = fn_;
   fn_ = &ctx;
-  for (const ast::ExprPtr &condition : model.decl->memberConditions)
-    memberConditions_[condition.get()] = checkCondition(*condition);
+  check();
   fn_ = saved;
 }
 
+void Checker::checkMemberConditions(ModelInfo &model) {
+  inModelBody(model, [&] {
+    for (const ast::ExprPtr &condition : model.decl->memberConditions)
+      memberConditions_[condition.get()] = checkCondition(*condition);
+  });
+}
+
 void Checker::checkAsserts(ModelInfo &model) {
-  if (model.decl->asserts.empty())
-    return;
-  FnContext ctx;
-  ctx.model = &model;
-  ctx.scopes.emplace_back();
-  FnContext *saved = fn_;
-  fn_ = &ctx;
-  for (const ast::AssertDecl &decl : model.decl->asserts) {
-    conditionKeyword_ = "assert";
-    ConditionPtr condition = checkCondition(*decl.condition);
-    conditionKeyword_ = "if";
-    if (!condition)
-      continue; // reported
-    Presence presence = presenceOf(decl.guards);
-    if (!presence.always())
-      condition = Condition::either(Condition::negate(presence.condition), condition);
-    model.requirements.push_back(
-        {condition, decl.condition->range.text().str(), decl.message, decl.range, model.name});
-  }
-  fn_ = saved;
+  inModelBody(model, [&] {
+    for (const ast::AssertDecl &decl : model.decl->asserts) {
+      conditionKeyword_ = "assert";
+      ConditionPtr condition = checkCondition(*decl.condition);
+      conditionKeyword_ = "if";
+      if (!condition)
+        continue; // reported
+      Presence presence = presenceOf(decl.guards);
+      if (!presence.always())
+        condition = Condition::either(Condition::negate(presence.condition), condition);
+      model.requirements.push_back(
+          {condition, decl.condition->range.text().str(), decl.message, decl.range, model.name});
+    }
+  });
 }
 
 void Checker::reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance) {

@@ -107,6 +107,18 @@ namespace {
 
 constexpr unsigned kMaxNesting = 64;
 
+/// The instances `sub` builds: one, or a list's (a repeated element once).
+llvm::SmallVector<const ModelInstance *, 4> instancesOf(const SubmodelInfo &sub) {
+  llvm::SmallVector<const ModelInstance *, 4> insts;
+  if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
+    insts.push_back(sub.type.instance.get());
+  else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
+    for (const auto &i : *sub.type.instances)
+      if (insts.empty() || insts.back() != i.get())
+        insts.push_back(i.get());
+  return insts;
+}
+
 void collectExactDivisions(const ModelInfo &model, unsigned depth,
                            std::vector<ExactDivision> &out) {
   auto add = [&](const ExactDivision &d) {
@@ -124,13 +136,7 @@ void collectExactDivisions(const ModelInfo &model, unsigned depth,
   if (depth > kMaxNesting)
     return;
   for (const SubmodelInfo &sub : model.submodels) {
-    llvm::SmallVector<const ModelInstance *, 4> insts;
-    if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
-      insts.push_back(sub.type.instance.get());
-    else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
-      for (const auto &i : *sub.type.instances)
-        insts.push_back(i.get());
-    for (const ModelInstance *inst : insts) {
+    for (const ModelInstance *inst : instancesOf(sub)) {
       if (!inst->model)
         continue;
       std::vector<ExactDivision> inner;
@@ -148,14 +154,7 @@ void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Req
   if (depth > kMaxNesting)
     return;
   for (const SubmodelInfo &sub : model.submodels) {
-    llvm::SmallVector<const ModelInstance *, 4> insts;
-    if (sub.type.kind() == Type::Kind::Model && sub.type.instance)
-      insts.push_back(sub.type.instance.get());
-    else if (sub.type.kind() == Type::Kind::ModelList && sub.type.instances)
-      for (const auto &i : *sub.type.instances)
-        if (insts.empty() || insts.back() != i.get())
-          insts.push_back(i.get());
-    for (const ModelInstance *inst : insts) {
+    for (const ModelInstance *inst : instancesOf(sub)) {
       if (!inst->model)
         continue;
       std::vector<Requirement> inner;

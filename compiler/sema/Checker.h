@@ -245,6 +245,9 @@ private:
   void resolveSubmodels(ModelInfo &model);
   /// What the condition being checked belongs to, for E0116.
   llvm::StringRef conditionKeyword_ = "if";
+  /// Runs `check` with a fn context for `model`'s body (its value arguments
+  /// in scope, no fn), as member conditions and asserts are checked.
+  void inModelBody(ModelInfo &model, llvm::function_ref<void()> check);
   /// The model's `assert`s, as conditions on its value arguments.
   void checkAsserts(ModelInfo &model);
   void reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance);
