@@ -8,6 +8,7 @@
 // bench/cpu_vs_pytorch.py:
 //
 //   modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... --output OUT.f32
+//                    [--threads N] [--warmup N]
 //   stdin: `time N` -> one line of N per-call times in nanoseconds; `quit`
 //
 // ARGS is `in=784,hidden=256` or `-`; INPUT.f32 holds the input's float32
@@ -70,18 +71,21 @@ int main(int argc, char **argv) {
   std::vector<std::string> positional;
   std::string outputPath;
   int threads = 1;
+  int warmup = 20;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--output" && i + 1 < argc)
       outputPath = argv[++i];
     else if (arg == "--threads" && i + 1 < argc)
       threads = std::atoi(argv[++i]);
+    else if (arg == "--warmup" && i + 1 < argc)
+      warmup = std::max(1, std::atoi(argv[++i]));
     else
       positional.push_back(arg);
   }
   if (positional.size() < 6)
     fail("usage: modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... "
-         "[--output OUT.f32] [--threads N]");
+         "[--output OUT.f32] [--threads N] [--warmup N]");
   setLibraryThreads(threads);
   std::vector<int64_t> shape;
   for (size_t i = 5; i < positional.size(); ++i)
@@ -109,7 +113,7 @@ int main(int argc, char **argv) {
                  "input");
   std::vector<modelc::api::Tensor> inputs = {x};
   modelc::api::Tensor y;
-  for (int i = 0; i < 20; ++i)
+  for (int i = 0; i < warmup; ++i)
     y = check(forward.call(inputs), "call");
   if (!outputPath.empty()) {
     auto out = check(y.toVector<float>(), "output");

@@ -43,6 +43,8 @@ ENV_MARK = "MODELC_BENCH_ENV"
 # OpenBLAS core types with AVX-512 or AVX2 kernels (OpenBLAS 0.3.21 names).
 FORCED_CORE_TYPES = ["SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Haswell"]
 PARITY = 1e-4
+# Forwards slower than this get short warm-ups (the C++ sides too).
+SLOW_CALL_US = 20000
 
 
 def reexec_with_bench_env():
@@ -66,6 +68,12 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The std.nn parity tests' PyTorch twins (torchvision's BasicBlock), their
+# randomisation of the state PyTorch initialises to constants, and their
+# safetensors writer (every dtype: BatchNorm's num_batches_tracked is i64).
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from gen_stdlib_refs import (BasicBlock, randomise_biases, randomise_norm,  # noqa: E402
+                             write_safetensors)
 
 
 def openblas_core():
@@ -127,6 +135,30 @@ class MlpBlock(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
 
 
+def resnet_block(in_planes, planes, stride):
+    """torchvision's ResNet BasicBlock with its downsampling shortcut (1x1
+    conv + BatchNorm2d), as ResNet._make_layer builds the first block of a
+    stage, with trained-looking BatchNorm statistics; state names as
+    torchvision's (conv1.weight, bn1.running_var, downsample.0.weight, ...)."""
+    block = BasicBlock(in_planes, planes, stride)
+    for m in block.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            randomise_norm(m)
+    return block
+
+
+def encoder_layer(d_model, nhead, dim_feedforward):
+    """nn.TransformerEncoderLayer, batch first, post-norm, ReLU; its biases
+    and norms (zero and the identity at construction) randomised."""
+    layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, batch_first=True)
+    randomise_biases(layer)
+    return layer
+
+
+# Sizes of the two larger blocks (docs/performance.md says why these).
+RESNET_BLOCK = dict(in_planes=64, planes=128, stride=2, size=16)
+ENCODER_LAYER = dict(d_model=256, nhead=4, dim_feedforward=1024, tokens=32)
+
 # name: .mdl, model, --args, torch constructor, input shape for a batch
 MODELS = {
     "mlp": ("examples/mlp.mdl", "Mlp", "in=784,hidden=256,out=10", Mlp,
@@ -135,25 +167,21 @@ MODELS = {
                lambda b: (b, 1, 28, 28)),
     "mlp_block": ("examples/mlp_block.mdl", "MlpBlock", "dim=1024,hidden=4096",
                   lambda: MlpBlock(1024, 4096), lambda b: (b, 1, 1024)),
+    "resnet_block": ("examples/resnet_basic_block.mdl", "BasicBlock",
+                     "in_planes=%(in_planes)d,planes=%(planes)d,stride=%(stride)d" % RESNET_BLOCK,
+                     lambda: resnet_block(RESNET_BLOCK["in_planes"], RESNET_BLOCK["planes"],
+                                         RESNET_BLOCK["stride"]),
+                     lambda b: (b, RESNET_BLOCK["in_planes"], RESNET_BLOCK["size"],
+                                RESNET_BLOCK["size"])),
+    # std.nn's own layer, instantiated straight from the library file: its
+    # state names are PyTorch's (self_attn.in_proj_weight, linear1.bias, ...).
+    "encoder_layer": ("stdlib/nn.mdl", "TransformerEncoderLayer",
+                      "d_model=%(d_model)d,nhead=%(nhead)d,dim_feedforward=%(dim_feedforward)d"
+                      % ENCODER_LAYER,
+                      lambda: encoder_layer(ENCODER_LAYER["d_model"], ENCODER_LAYER["nhead"],
+                                            ENCODER_LAYER["dim_feedforward"]),
+                      lambda b: (b, ENCODER_LAYER["tokens"], ENCODER_LAYER["d_model"])),
 }
-
-
-def write_safetensors(path, state):
-    header, blobs, offset = {}, [], 0
-    for name, tensor in state.items():
-        data = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-
 
 class ChildSide:
     """A child process that answers `<command> N` with N times in ns."""
@@ -267,12 +295,20 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         module.float()
 
     torch.set_num_threads(threads)
+    with torch.inference_mode():
+        module(x)
+        start = time.perf_counter_ns()
+        module(x)
+        slow = (time.perf_counter_ns() - start) / 1000.0 > SLOW_CALL_US
+    # modelc-bench and modelc-api-bench warm up before they answer.
+    warmup = "2" if slow else "20"
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(threads)
     sides, outputs, children = {}, {}, []
     raw = ChildSide([opts.modelc_bench, os.path.join(ROOT, mdl), "--model", model_name,
                      "--weights", weights, "--input", stem + ".npy",
-                     "--output", out_stem + "_raw.npy", "--blas-threads", str(threads)]
+                     "--output", out_stem + "_raw.npy", "--blas-threads", str(threads),
+                     "--warmup", warmup]
                     + (["--args", args] if args else []), env)
     children.append(raw)
     if batch == 1 and threads == 1:
@@ -281,7 +317,8 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
     if os.path.exists(opts.api_bench):
         api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-", weights,
                          stem + ".f32"] + [str(d) for d in x.shape]
-                        + ["--output", out_stem + "_api.f32", "--threads", str(threads)], env)
+                        + ["--output", out_stem + "_api.f32", "--threads", str(threads),
+                           "--warmup", warmup], env)
         children.append(api)
         outputs["modelc api"] = np.fromfile(out_stem + "_api.f32", dtype="<f4")
         sides["modelc api"] = api.time
@@ -312,11 +349,16 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         sys.exit("parity failure, %s batch %d: %s (normalised error against float64, limit %g)"
                  % (name, batch, ", ".join("%s %.2e" % kv for kv in failed.items()), PARITY))
 
-    # Warm up every side and size blocks to ~opts.block_ms of work.
+    # Warm up every side and size blocks to ~opts.block_ms of work; a side
+    # slower than SLOW_CALL_US (the ResNet block and the encoder layer at
+    # batch 256) warms up on 4 forwards instead of 15.
     per_call = {}
     for side, run in sides.items():
-        run(5)
-        per_call[side] = max(1.0, median(run(10)))
+        if median(run(2)) < SLOW_CALL_US:
+            run(3)
+            per_call[side] = max(1.0, median(run(10)))
+        else:
+            per_call[side] = median(run(2))
     samples = {side: [] for side in sides}
     order = list(sides)
     for r in range(opts.rounds):
@@ -394,7 +436,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="build folder with bin/modelc-bench and bin/modelc-api-bench")
-    parser.add_argument("--models", default="mlp,lenet5,mlp_block")
+    parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--batches", default="1,64,256")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=6)
