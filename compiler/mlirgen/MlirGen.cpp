@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlirgen/MlirGen.h"
-#include "sema/BuiltinList.h"
 
 #include "mlir/MdlDialect.h"
 
@@ -41,9 +40,6 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 constexpr unsigned kMaxInlineDepth = 64;
-
-/// Parameter names of the built-ins (`?` marks optional ones): the checker's.
-const char *builtinParams(llvm::StringRef name) { return sema::builtinParamList(name); }
 
 struct ModelFrame;
 
@@ -194,6 +190,12 @@ private:
   GenValue genIndex(const ast::IndexExpr &index, Scope &scope);
   GenValue genCall(const ast::CallExpr &call, Scope &scope,
                    std::optional<sema::Device> placement = std::nullopt);
+  /// Whether the checker resolved `call` to a built-in (and bound its
+  /// arguments).
+  bool isBuiltinCall(const ast::CallExpr &call) const {
+    const sema::ExprInfo *info = program.typeOf(&call);
+    return info && !info->builtin.empty();
+  }
   GenValue genBuiltin(llvm::StringRef name, const ast::CallExpr &call, const GenValue *receiver,
                       Scope &scope, std::optional<sema::Device> placement);
   GenValue callModel(ModelFrame &frame, llvm::StringRef fnName, const ast::CallExpr &call,
@@ -1509,7 +1511,7 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
     // One of the model's own fns.
     if (frame.info().findFn(name->name))
       return callModel(frame, name->name, call, nullptr, scope);
-    if (builtinParams(name->name))
+    if (isBuiltinCall(call))
       return genBuiltin(name->name, call, nullptr, scope, placement);
     return unsupported(call.callee->range, "calling `" + name->name + "`");
   }
@@ -1519,7 +1521,7 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
       return {};
     if (base.kind == GenValue::Kind::Model)
       return callModel(*base.model, member->member.name, call, nullptr, scope);
-    if (builtinParams(member->member.name))
+    if (isBuiltinCall(call))
       return genBuiltin(member->member.name, call, &base, scope, placement);
     return unsupported(call.callee->range, "the method `" + member->member.name + "`");
   }
@@ -1586,31 +1588,19 @@ mlir::Value Generator::reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mli
 GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
                                const GenValue *receiver, Scope &scope,
                                std::optional<sema::Device> placement) {
-  // Bind arguments to parameter slots the way the checker does.
-  llvm::SmallVector<llvm::StringRef, 8> names;
-  llvm::StringRef(builtinParams(name)).split(names, ' ');
-  for (llvm::StringRef &n : names)
-    n.consume_back("?");
-  llvm::SmallVector<std::optional<GenValue>, 8> args(names.size());
-  llvm::SmallVector<Range, 8> ranges(names.size(), call.range);
-  llvm::SmallVector<llvm::StringRef, 8> strings(names.size()); // `mode: "reflect"`
-  size_t positional = 0;
-  if (receiver) {
+  // The arguments go to the parameter slots the checker bound them to; they
+  // are generated in source order.
+  llvm::ArrayRef<const ast::Expr *> bound = program.typeOf(&call)->builtinArgs;
+  llvm::SmallVector<std::optional<GenValue>, 8> args(bound.size());
+  llvm::SmallVector<Range, 8> ranges(bound.size(), call.range);
+  llvm::SmallVector<llvm::StringRef, 8> strings(bound.size()); // `mode: "reflect"`
+  if (receiver && !args.empty())
     args[0] = *receiver;
-    positional = 1;
-  }
   for (const ast::Arg &a : call.args) {
     if (!a.value)
       continue;
-    size_t slot;
-    if (a.name) {
-      slot = size_t(llvm::find(names, a.name->name) - names.begin());
-    } else {
-      while (positional < names.size() && args[positional])
-        ++positional;
-      slot = positional++;
-    }
-    if (slot >= names.size())
+    size_t slot = size_t(llvm::find(bound, a.value.get()) - bound.begin());
+    if (slot >= bound.size())
       return unsupported(a.range, "this argument");
     if (auto *text = dyn_cast<ast::StringLitExpr>(a.value.get())) {
       strings[slot] = text->value;

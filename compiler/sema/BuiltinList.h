@@ -22,11 +22,6 @@ struct BuiltinSignature {
 /// Every built-in, in the checker's table order.
 std::vector<BuiltinSignature> builtinSignatures();
 
-/// The checker's parameter list of built-in `name` ("x dim? keepdim?",
-/// space-separated, `?` marks optional ones), or null for a non-built-in:
-/// code generation binds call arguments by it.
-const char *builtinParamList(llvm::StringRef name);
-
 } // namespace modelc::sema
 
 #endif // MODELC_SEMA_BUILTINLIST_H

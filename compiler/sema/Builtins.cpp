@@ -330,6 +330,12 @@ Value BuiltinCall::run(const Value *receiver, const Device *placement,
                        const DeviceOrigin *placementOrigin) {
   if (!bind(receiver))
     return failed();
+  // Later phases read the binding rather than binding again.
+  std::vector<const ast::Expr *> &bound = c.program_.infoFor(&call).builtinArgs;
+  bound.assign(names.size(), nullptr);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (given[i])
+      bound[i] = args[i].expr;
   return typeRule(placement, placementOrigin);
 }
 
@@ -1991,11 +1997,6 @@ std::string BuiltinCall::signatureOf(const Spec &spec) {
   llvm::SmallVector<llvm::StringRef, kMaxParams> params;
   llvm::StringRef(spec.params).split(params, ' ', -1, /*KeepEmpty=*/false);
   return spec.name.str() + "(" + llvm::join(params, ", ") + ")";
-}
-
-const char *modelc::sema::builtinParamList(llvm::StringRef name) {
-  const Spec *spec = findSpec(name);
-  return spec ? spec->params : nullptr;
 }
 
 std::vector<BuiltinSignature> modelc::sema::builtinSignatures() {

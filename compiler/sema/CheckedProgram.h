@@ -172,6 +172,11 @@ struct ExprInfo {
   const FnInfo *calledFn = nullptr; // a call of a model fn (a submodel's or the model's own)
   std::shared_ptr<const ModelInstance> calledInstance; // ... on this instance
   bool placement = false;                              // `created @ device` (not a matrix product)
+  /// A built-in call's arguments as the checker bound them (positional and
+  /// named): per parameter of the built-in, in its order, the argument given
+  /// for it (the receiver of `x.sum(...)` first), or null where the
+  /// parameter keeps its default. Set once the binding succeeded.
+  std::vector<const ast::Expr *> builtinArgs;
 };
 
 /// A declaration that hovers and go-to-definition can land on.
