@@ -63,6 +63,33 @@ TEST(ModelsTest, BuiltinsAndPlacementsAreRecorded) {
   EXPECT_FALSE(c.program().typeOf(outer)->placement);
 }
 
+TEST(ModelsTest, BuiltinArgumentBindingsAreRecorded) {
+  // Per parameter slot, the argument the checker bound to it: later phases
+  // read this rather than binding named and positional arguments again.
+  Checked c = checkSource(R"(model M<D: device>(n: int) {
+  fn f(x: f32[n, n] @ D) -> f32[n, 1] @ D { return x.sum(keepdim: true, dim: 1) }
+  fn g(x: f32[n, n] @ D) -> f32[n, n] @ D { return dropout(x) }
+})");
+  ASSERT_TRUE(c.ok) << c.dump();
+  const ast::ModelDecl &model = c.compilation->mainModule()->models[0];
+  auto returned = [&](size_t fn) {
+    return llvm::cast<ast::CallExpr>(
+        llvm::cast<ast::ReturnStmt>(model.fns[fn].body[0].get())->value.get());
+  };
+  const ast::CallExpr *sum = returned(0);
+  const std::vector<const ast::Expr *> &sumArgs = c.program().typeOf(sum)->builtinArgs;
+  ASSERT_EQ(sumArgs.size(), 3u); // x dim? keepdim?
+  EXPECT_EQ(sumArgs[0], llvm::cast<ast::MemberExpr>(sum->callee.get())->base.get());
+  EXPECT_EQ(sumArgs[1], sum->args[1].value.get());
+  EXPECT_EQ(sumArgs[2], sum->args[0].value.get());
+
+  const ast::CallExpr *dropout = returned(1);
+  const std::vector<const ast::Expr *> &dropoutArgs = c.program().typeOf(dropout)->builtinArgs;
+  ASSERT_EQ(dropoutArgs.size(), 2u); // x p?
+  EXPECT_EQ(dropoutArgs[0], dropout->args[0].value.get());
+  EXPECT_EQ(dropoutArgs[1], nullptr);
+}
+
 TEST(ModelsTest, PacksBindLeadingDims) {
   Checked c = checkSource(R"(import std.nn
 model M<D: device>(d: int) {
