@@ -60,7 +60,7 @@ extern "C" void modelc::aot::modelc_aot_memref_copy(int64_t elementSize, Unranke
 
 llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
   // `_mlir_ciface_` + lower::kSgemmFunction / kMatmulEpilogueFunction /
-  // kConv2dFunction / kConv2dEpilogueFunction: the C interfaces the matmul
+  // kConv2dFunction / kConv2dEpilogueFunction / kConv2dPoolFunction: the C interfaces the matmul
   // and conv passes call.
   static const RuntimeSymbol symbols[] = {
       {"_mlir_ciface_modelc_sgemm", reinterpret_cast<const void *>(&modelc_sgemm_ciface)},
@@ -69,6 +69,8 @@ llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
       {"_mlir_ciface_modelc_conv2d", reinterpret_cast<const void *>(&modelc_conv2d_ciface)},
       {"_mlir_ciface_modelc_conv2d_epilogue",
        reinterpret_cast<const void *>(&modelc_conv2d_epilogue_ciface)},
+      {"_mlir_ciface_modelc_conv2d_pool",
+       reinterpret_cast<const void *>(&modelc_conv2d_pool_ciface)},
       {"memrefCopy", reinterpret_cast<const void *>(&modelc_aot_memref_copy)},
   };
   return symbols;

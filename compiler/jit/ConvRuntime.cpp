@@ -3,8 +3,11 @@
 #include "jit/ConvRuntime.h"
 #include "jit/GemmKernels.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #if MODELC_HAVE_DNNL
@@ -111,6 +114,48 @@ void convLoop(const View5 &in, const View5 &w, const View5 &out, const ConvParam
   applyEpilogue(out, p);
 }
 
+/// A max pooling over the conv's output, unpadded (kernel 0: none).
+struct PoolParams {
+  int64_t kernel[2] = {0, 0}, stride[2] = {0, 0};
+
+  bool active() const { return kernel[0] > 0; }
+};
+
+/// out = max over each window of `in`; NaN propagates as arith.maximumf
+/// does in the loops the pool would otherwise be.
+void maxPoolLoop(const View5 &in, const View5 &out, const PoolParams &pool) {
+  for (int64_t n = 0; n < out.sizes[0]; ++n)
+    for (int64_t g = 0; g < out.sizes[1]; ++g)
+      for (int64_t c = 0; c < out.sizes[2]; ++c)
+        for (int64_t y = 0; y < out.sizes[3]; ++y)
+          for (int64_t x = 0; x < out.sizes[4]; ++x) {
+            float best = -std::numeric_limits<float>::infinity();
+            for (int64_t i = 0; i < pool.kernel[0]; ++i)
+              for (int64_t j = 0; j < pool.kernel[1]; ++j) {
+                float v = in.data[n * in.strides[0] + g * in.strides[1] + c * in.strides[2] +
+                                  (y * pool.stride[0] + i) * in.strides[3] +
+                                  (x * pool.stride[1] + j) * in.strides[4]];
+                if (v > best || std::isnan(v))
+                  best = v;
+                if (std::isnan(best))
+                  break;
+              }
+            out.data[n * out.strides[0] + g * out.strides[1] + c * out.strides[2] +
+                     y * out.strides[3] + x * out.strides[4]] = best;
+          }
+}
+
+/// A contiguous view of `sizes` over `data`.
+View5 contiguous(float *data, const std::array<int64_t, 5> &sizes) {
+  View5 view{data, sizes, {}};
+  int64_t stride = 1;
+  for (int d = 4; d >= 0; --d) {
+    view.strides[size_t(d)] = stride;
+    stride *= sizes[size_t(d)];
+  }
+  return view;
+}
+
 #if MODELC_HAVE_DNNL
 
 /// One operand as the caller holds it (`user`) and as the primitive reads
@@ -123,11 +168,17 @@ struct Operand {
   bool reordered() const { return user != inner; }
 };
 
-/// A convolution primitive for one shape, set of strides and parameters;
-/// null when oneDNN declined it (the loop runs instead).
+/// A convolution primitive for one shape, set of strides and parameters,
+/// and the max pooling that may follow it; null when oneDNN declined either
+/// (the loops run instead).
 struct CachedConv {
   std::unique_ptr<dnnl::convolution_forward> primitive;
   Operand src, weights, dst;
+  /// With a pooling: the conv's output stays in oneDNN's layout (`dst.inner`,
+  /// a per-thread buffer) and only the pooled result, a quarter of it for
+  /// 2x2, is reordered to the caller's layout.
+  std::unique_ptr<dnnl::pooling_forward> pool;
+  Operand pooled;
   size_t scratchpadBytes = 0;
 };
 
@@ -154,12 +205,16 @@ void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copy
         dnnl::reorder::primitive_desc(engine, inner, engine, operand.user));
 }
 
+/// `out` is the conv's output; with a pooling it only gives its dims and
+/// `pooled` is the caller's buffer.
 std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const View5 &out,
-                                       const ConvParams &p) {
+                                       const ConvParams &p, const PoolParams &pool,
+                                       const View5 &pooled) {
   using dnnl::memory;
   auto entry = std::make_unique<CachedConv>();
-  memory::dims srcSizes, srcStrides, dstSizes, dstStrides;
-  if (!mergeChannels(in, srcSizes, srcStrides) || !mergeChannels(out, dstSizes, dstStrides))
+  memory::dims srcSizes, srcStrides, dstSizes, dstStrides, pooledSizes, pooledStrides;
+  if (!mergeChannels(in, srcSizes, srcStrides) || !mergeChannels(out, dstSizes, dstStrides) ||
+      (pool.active() && !mergeChannels(pooled, pooledSizes, pooledStrides)))
     return entry;
   bool grouped = in.sizes[1] != 1;
   memory::dims wSizes(w.sizes.begin(), w.sizes.end()), wStrides(w.strides.begin(), w.strides.end());
@@ -174,18 +229,18 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     entry->src.user = memory::desc(srcSizes, memory::data_type::f32, srcStrides);
     entry->weights.user = memory::desc(wSizes, memory::data_type::f32, wStrides);
     entry->dst.user = memory::desc(dstSizes, memory::data_type::f32, dstStrides);
-    // Layouts (measured, docs/performance.md): with several input channels
-    // per group, oneDNN's own blocked layouts plus reorders on every call
-    // beat the plain ones 2-4x (LeNet's conv2); with one or two (LeNet's
-    // conv1) the blocked input would be mostly channel padding, and the
-    // operands are read in place.
-    bool blocked = in.sizes[2] >= 4;
+    // Layouts (measured, docs/performance.md): oneDNN's own blocked layouts
+    // plus reorders on every call beat the plain ones 2-4x (LeNet's conv2).
+    // With fewer than four input channels per group (LeNet's conv1) a
+    // blocked input would be mostly channel padding, so the input is read
+    // in place; the weights and output still take oneDNN's layout (the
+    // plain output left it a gemm-based kernel, 7x slower at batch 64).
+    bool blockedInput = in.sizes[2] >= 4;
     auto any = [](const memory::desc &plain) {
       return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
     };
-    memory::desc src = blocked ? any(entry->src.user) : entry->src.user,
-                 weights = blocked ? any(entry->weights.user) : entry->weights.user,
-                 dst = blocked ? any(entry->dst.user) : entry->dst.user;
+    memory::desc src = blockedInput ? any(entry->src.user) : entry->src.user,
+                 weights = any(entry->weights.user), dst = any(entry->dst.user);
     dnnl::convolution_forward::desc desc =
         p.bias ? dnnl::convolution_forward::desc(
                      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
@@ -212,8 +267,25 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
     prepareOperand(entry->src, pd.src_desc(), false);
     prepareOperand(entry->weights, pd.weights_desc(), false);
-    prepareOperand(entry->dst, pd.dst_desc(), true);
     entry->scratchpadBytes = pd.scratchpad_desc().get_size();
+    if (pool.active()) {
+      // The conv's output never leaves oneDNN's layout.
+      entry->dst.user = entry->dst.inner = pd.dst_desc();
+      entry->pooled.user = memory::desc(pooledSizes, memory::data_type::f32, pooledStrides);
+      dnnl::pooling_forward::desc poolDesc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, pd.dst_desc(),
+          any(entry->pooled.user), {pool.stride[0], pool.stride[1]},
+          {pool.kernel[0], pool.kernel[1]}, {0, 0}, {0, 0});
+      dnnl::primitive_attr poolAttr;
+      poolAttr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::pooling_forward::primitive_desc poolPd(poolDesc, poolAttr, cpuEngine());
+      prepareOperand(entry->pooled, poolPd.dst_desc(), true);
+      entry->scratchpadBytes =
+          std::max(entry->scratchpadBytes, poolPd.scratchpad_desc().get_size());
+      entry->pool = std::make_unique<dnnl::pooling_forward>(poolPd);
+    } else {
+      prepareOperand(entry->dst, pd.dst_desc(), true);
+    }
     entry->primitive = std::make_unique<dnnl::convolution_forward>(pd);
   } catch (const dnnl::error &) {
     entry->primitive.reset();
@@ -223,30 +295,35 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
 
 /// Shapes, strides and parameters of one call: the primitive cache's key.
 std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
-                              const ConvParams &p) {
+                              const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
   std::vector<int64_t> key;
-  for (const View5 *view : {&in, &w, &out}) {
+  for (const View5 *view : {&in, &w, &out, &pooled}) {
     key.insert(key.end(), view->sizes.begin(), view->sizes.end());
     key.insert(key.end(), view->strides.begin(), view->strides.end());
   }
   key.insert(key.end(), {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
-                         p.accumulate, p.bias != nullptr, p.activations});
+                         p.accumulate, p.bias != nullptr, p.activations, pool.kernel[0],
+                         pool.kernel[1], pool.stride[0], pool.stride[1]});
   return key;
 }
 
-const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out,
-                             const ConvParams &p) {
+const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+                             const PoolParams &pool, const View5 &pooled) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, std::unique_ptr<CachedConv>> cache;
-  std::vector<int64_t> key = cacheKey(in, w, out, p);
+  std::vector<int64_t> key = cacheKey(in, w, out, p, pool, pooled);
   std::lock_guard<std::mutex> lock(mutex);
   auto &slot = cache[key];
   if (!slot)
-    slot = createConv(in, w, out, p);
+    slot = createConv(in, w, out, p, pool, pooled);
   return *slot; // entries are never erased, so the reference stays valid
 }
 
-bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p) {
+/// The conv (and the pooling, when `pool` is active: then `out` only gives
+/// the conv output's dims and `pooled` is written); false when oneDNN
+/// declined.
+bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+             const PoolParams &pool = {}, const View5 &pooled = {}) {
   // The same decision when the primitive is created (it may size its work
   // split then) and run.
   double macs = 1;
@@ -255,10 +332,10 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
   for (int d = 2; d < 5; ++d)
     macs *= double(w.sizes[d]);
   modelc::jit::SerialScope serial(macs < modelc::jit::kParallelMinMacs);
-  const CachedConv &conv = lookupConv(in, w, out, p);
+  const CachedConv &conv = lookupConv(in, w, out, p, pool, pooled);
   if (!conv.primitive)
     return false;
-  thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer;
+  thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer, pooledBuffer;
   dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = threadStream();
   using dnnl::memory;
@@ -272,7 +349,11 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
   };
   auto [srcUser, src] = operand(conv.src, in.data, srcBuffer);
   auto [weightsUser, weights] = operand(conv.weights, w.data, weightsBuffer);
-  auto [dstUser, dst] = operand(conv.dst, out.data, dstBuffer);
+  auto [dstUser, dst] =
+      pool.active()
+          ? operand(conv.dst, static_cast<float *>(dstBuffer.get(conv.dst.inner.get_size())),
+                    dstBuffer)
+          : operand(conv.dst, out.data, dstBuffer);
   if (conv.src.toInner)
     conv.src.toInner->execute(stream, srcUser, src);
   if (conv.weights.toInner)
@@ -290,6 +371,15 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
   conv.primitive->execute(stream, args);
   if (conv.dst.toUser)
     conv.dst.toUser->execute(stream, dst, dstUser);
+  if (conv.pool) {
+    auto [pooledUser, pooledInner] = operand(conv.pooled, pooled.data, pooledBuffer);
+    std::unordered_map<int, memory> poolArgs = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, pooledInner}};
+    if (conv.scratchpadBytes > 0)
+      poolArgs.emplace(DNNL_ARG_SCRATCHPAD, threadScratchpad(conv.scratchpadBytes));
+    conv.pool->execute(stream, poolArgs);
+    if (conv.pooled.toUser)
+      conv.pooled.toUser->execute(stream, pooledInner, pooledUser);
+  }
   stream.wait();
   return true;
 }
@@ -300,9 +390,12 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
 
 namespace {
 
+/// `outView`, when given, replaces `output` (a buffer of this file's).
 void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
-            UnrankedMemRefType<float> *output, const ConvParams &params) {
-  View5 in = asRank5(*input, 1), w = asRank5(*weight, 0), out = asRank5(*output, 1);
+            UnrankedMemRefType<float> *output, const ConvParams &params,
+            const View5 *outView = nullptr) {
+  View5 in = asRank5(*input, 1), w = asRank5(*weight, 0),
+        out = outView ? *outView : asRank5(*output, 1);
   for (int64_t size : out.sizes)
     if (size == 0)
       return;
@@ -311,6 +404,36 @@ void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
     return;
 #endif
   convLoop(in, w, out, params);
+}
+
+} // namespace
+
+namespace {
+
+/// output = maxpool(act(conv2d(input, weight) + bias)): the conv's output
+/// exists only inside this call.
+void conv2dPool(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
+                UnrankedMemRefType<float> *output, const ConvParams &params,
+                const PoolParams &pool) {
+  View5 in = asRank5(*input, 1), w = asRank5(*weight, 0), pooled = asRank5(*output, 1);
+  auto extent = [&](int d, int64_t size, int64_t kernel) {
+    return (size + 2 * params.pad[d] - params.dilation[d] * (kernel - 1) - 1) / params.stride[d] +
+           1;
+  };
+  View5 out =
+      contiguous(nullptr, {in.sizes[0], in.sizes[1], w.sizes[1], extent(0, in.sizes[3], w.sizes[3]),
+                           extent(1, in.sizes[4], w.sizes[4])});
+  for (int64_t size : pooled.sizes)
+    if (size == 0)
+      return;
+#if MODELC_HAVE_DNNL
+  if (in.sizes[2] != 0 && runConv(in, w, out, params, pool, pooled))
+    return;
+#endif
+  std::vector<float> convOut(size_t(out.sizes[0] * out.strides[0]));
+  out.data = convOut.data();
+  conv2d(input, weight, nullptr, params, &out);
+  maxPoolLoop(out, pooled, pool);
 }
 
 } // namespace
@@ -324,13 +447,12 @@ extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
          ConvParams{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}});
 }
 
-extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
-                                              UnrankedMemRefType<float> *weight,
-                                              UnrankedMemRefType<float> *output,
-                                              UnrankedMemRefType<float> *bias, int64_t strideH,
-                                              int64_t strideW, int64_t padH, int64_t padW,
-                                              int64_t dilationH, int64_t dilationW, int64_t flags,
-                                              int64_t activations) {
+namespace {
+
+/// The parameters modelc_conv2d_epilogue and modelc_conv2d_pool share.
+ConvParams epilogueParams(UnrankedMemRefType<float> *bias, int64_t strideH, int64_t strideW,
+                          int64_t padH, int64_t padW, int64_t dilationH, int64_t dilationW,
+                          int64_t flags, int64_t activations) {
   ConvParams params{{strideH, strideW}, {padH, padW}, {dilationH, dilationW}};
   params.accumulate = flags & kConvAccumulate;
   if (flags & kConvBias) {
@@ -340,5 +462,37 @@ extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
     params.bias = reinterpret_cast<const float *>(words[1]) + words[2];
   }
   params.activations = activations;
-  conv2d(input, weight, output, params);
+  return params;
+}
+
+} // namespace
+
+extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
+                                              UnrankedMemRefType<float> *weight,
+                                              UnrankedMemRefType<float> *output,
+                                              UnrankedMemRefType<float> *bias, int64_t strideH,
+                                              int64_t strideW, int64_t padH, int64_t padW,
+                                              int64_t dilationH, int64_t dilationW, int64_t flags,
+                                              int64_t activations) {
+  conv2d(
+      input, weight, output,
+      epilogueParams(bias, strideH, strideW, padH, padW, dilationH, dilationW, flags, activations));
+}
+
+extern "C" void
+modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
+                          UnrankedMemRefType<float> *output, UnrankedMemRefType<float> *bias,
+                          int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+                          int64_t dilationH, int64_t dilationW, int64_t flags, int64_t activations,
+                          int64_t poolKernelH, int64_t poolKernelW, int64_t poolStrideH,
+                          int64_t poolStrideW) {
+  // The pooled call always overwrites (the lowering folds no accumulation).
+  ConvParams params = epilogueParams(bias, strideH, strideW, padH, padW, dilationH, dilationW,
+                                     flags & ~kConvAccumulate, activations);
+  PoolParams pool;
+  pool.kernel[0] = poolKernelH;
+  pool.kernel[1] = poolKernelW;
+  pool.stride[0] = poolStrideH;
+  pool.stride[1] = poolStrideW;
+  conv2dPool(input, weight, output, params, pool);
 }

@@ -40,4 +40,20 @@ extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
                                               int64_t dilationH, int64_t dilationW, int64_t flags,
                                               int64_t activations);
 
+/// output = maxpool(act(conv2d(input, weight) (+ bias[channel]))), the
+/// pooling unpadded with its own kernel and strides: what
+/// modelc_conv2d_epilogue without kConvAccumulate followed by a max pool
+/// computes, with the conv's output kept in oneDNN's blocked layout inside
+/// the call (only the pooled result is reordered to the caller's layout).
+/// `output` is the pooled buffer. Bound to `_mlir_ciface_modelc_conv2d_pool`,
+/// which `mdl-conv-to-runtime` calls when a max pool is the conv's only
+/// reader.
+extern "C" void
+modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
+                          UnrankedMemRefType<float> *output, UnrankedMemRefType<float> *bias,
+                          int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+                          int64_t dilationH, int64_t dilationW, int64_t flags, int64_t activations,
+                          int64_t poolKernelH, int64_t poolKernelW, int64_t poolStrideH,
+                          int64_t poolStrideW);
+
 #endif // MODELC_JIT_CONVRUNTIME_H

@@ -13,6 +13,10 @@
 // input with the padding as the primitive's, the bias as the primitive's
 // bias (or a zero fill as "overwrite"), and an activation loop that only
 // reads the conv's output as eltwise post-ops writing the loop's output.
+// When an unpadded max pool is then the only reader of that output, the call
+// is `@modelc_conv2d_pool(..., pool kernel, pool strides)` writing the pooled
+// buffer instead, and the full-size output is never allocated (oneDNN pools
+// it in its blocked layout, as TorchScript's mkldnn path does).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -58,6 +63,11 @@ struct ConvFolds {
   /// The activation loop that folds, and its steps.
   linalg::GenericOp activation;
   EpilogueMatch steps;
+  /// The max-pool loop that folds (the only reader of what the conv and
+  /// activation wrote), the -inf fill of its output, its window and strides.
+  linalg::GenericOp pool;
+  Operation *poolFill = nullptr;
+  int64_t poolKernel[2] = {0, 0}, poolStride[2] = {0, 0};
 };
 
 bool isZeroFill(Operation *op, Value buffer) {
@@ -162,6 +172,16 @@ void foldInit(linalg::LinalgOp conv, ConvFolds &folds) {
   folds.bias = bias->get();
 }
 
+/// The buffers the call reads: input, weight and bias.
+SmallVector<Value> convReadRoots(linalg::LinalgOp conv, const ConvFolds &folds) {
+  SmallVector<Value> roots = {
+      rootBuffer(folds.unpadded ? folds.unpadded : conv.getDpsInputOperand(0)->get()),
+      rootBuffer(conv.getDpsInputOperand(1)->get())};
+  if (folds.bias)
+    roots.push_back(rootBuffer(folds.bias));
+  return roots;
+}
+
 /// One activation loop after the conv that is the only other reader of its
 /// output, on the same shape (ReLU, GELU, tanh, SiLU, sigmoid).
 void foldActivation(linalg::LinalgOp conv, ConvFolds &folds) {
@@ -187,16 +207,142 @@ void foldActivation(linalg::LinalgOp conv, ConvFolds &folds) {
     return;
   // The call moves to the loop's place: its inputs must still hold what
   // the conv read.
-  SmallVector<Value> roots = {
-      rootBuffer(folds.unpadded ? folds.unpadded : conv.getDpsInputOperand(0)->get()),
-      rootBuffer(conv.getDpsInputOperand(1)->get())};
-  if (folds.bias)
-    roots.push_back(rootBuffer(folds.bias));
+  SmallVector<Value> roots = convReadRoots(conv, folds);
   if (writtenBetween(conv, generic, roots) ||
       llvm::is_contained(roots, rootBuffer(generic.getDpsInitOperand(0)->get())))
     return;
   folds.activation = generic;
   folds.steps = steps;
+}
+
+/// `out[n, c, oh, ow] = max over (kh, kw) of source[n, c, oh * sh + kh,
+/// ow * sw + kw]`, ConvLowering's unpadded max pool, reading `source`: its
+/// strides and window; false for anything else.
+bool matchMaxPool(linalg::GenericOp pool, Value source, int64_t kernel[2], int64_t stride[2]) {
+  MLIRContext *ctx = pool.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<utils::IteratorType> iterators = pool.getIteratorTypesArray();
+  if (pool.getNumDpsInputs() != 2 || pool.getNumDpsInits() != 1 || iterators.size() != 6 ||
+      pool.getDpsInputOperand(0)->get() != source)
+    return false;
+  for (size_t i = 0; i < 6; ++i)
+    if (iterators[i] != (i < 4 ? utils::IteratorType::parallel : utils::IteratorType::reduction))
+      return false;
+  OpOperand *input = pool.getDpsInputOperand(0), *window = pool.getDpsInputOperand(1),
+            *init = pool.getDpsInitOperand(0);
+  AffineMap inputMap = pool.getMatchingIndexingMap(input);
+  if (inputMap.getNumResults() != 4 || inputMap.getResult(0) != d(0) ||
+      inputMap.getResult(1) != d(1))
+    return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    // The stride is the coefficient of the output position.
+    SmallVector<AffineExpr> at(6, getAffineConstantExpr(0, ctx));
+    at[2 + i] = getAffineConstantExpr(1, ctx);
+    auto coefficient = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(inputMap.getResult(2 + i).replaceDims(at), 6, 0));
+    if (!coefficient || coefficient.getValue() < 1)
+      return false;
+    stride[i] = coefficient.getValue();
+    if (inputMap.getResult(2 + i) != d(2 + i) * stride[i] + d(4 + i))
+      return false;
+  }
+  auto windowType = dyn_cast<MemRefType>(window->get().getType());
+  if (!windowType || windowType.getRank() != 2 || !windowType.hasStaticShape() ||
+      pool.getMatchingIndexingMap(window) != AffineMap::get(6, 0, {d(4), d(5)}, ctx) ||
+      pool.getMatchingIndexingMap(init) != AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx))
+    return false;
+  kernel[0] = windowType.getDimSize(0);
+  kernel[1] = windowType.getDimSize(1);
+  auto yield = cast<linalg::YieldOp>(pool.getBody()->getTerminator());
+  auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  Value in = pool.getMatchingBlockArgument(input), acc = pool.getMatchingBlockArgument(init);
+  return max && ((max.getLhs() == in && max.getRhs() == acc) ||
+                 (max.getLhs() == acc && max.getRhs() == in));
+}
+
+bool isNegativeInfinity(Value value) {
+  FloatAttr attr;
+  return matchPattern(value, m_Constant(&attr)) && attr.getValue().isInfinity() &&
+         attr.getValue().isNegative();
+}
+
+/// A max pool that is the only other reader of the conv's output (or the
+/// folded activation's), with its output filled with -inf just before: the
+/// call writes the pooled result, and the full-size output is never made.
+void foldMaxPool(linalg::LinalgOp conv, ConvFolds &folds) {
+  if (!folds.init) // the pooled call overwrites; it cannot accumulate
+    return;
+  Operation *producer = folds.activation ? folds.activation.getOperation() : conv.getOperation();
+  Value source = folds.activation ? folds.activation.getDpsInitOperand(0)->get()
+                                  : conv.getDpsInitOperand(0)->get();
+  if (!source.getDefiningOp<memref::AllocOp>())
+    return;
+  linalg::GenericOp pool;
+  for (Operation *user : source.getUsers()) {
+    if (user == producer || user == conv.getOperation() || user == folds.init)
+      continue;
+    if (pool || !isa<linalg::GenericOp>(user))
+      return;
+    pool = cast<linalg::GenericOp>(user);
+  }
+  if (!pool || pool->getBlock() != conv->getBlock() || !producer->isBeforeInBlock(pool))
+    return;
+  int64_t kernel[2], stride[2];
+  if (!matchMaxPool(pool, source, kernel, stride))
+    return;
+  Value pooled = pool.getDpsInitOperand(0)->get();
+  auto pooledType = dyn_cast<MemRefType>(pooled.getType());
+  auto sourceType = cast<MemRefType>(source.getType());
+  if (!pooledType || pooledType.getRank() != 4 || !pooledType.getElementType().isF32())
+    return;
+  // Floor-mode extents, as oneDNN computes them.
+  for (int d = 2; d < 4; ++d)
+    if (!sourceType.isDynamicDim(d) && !pooledType.isDynamicDim(d) &&
+        (sourceType.getDimSize(d) - kernel[d - 2]) / stride[d - 2] + 1 != pooledType.getDimSize(d))
+      return;
+  // The only write to the pooled buffer before the pool: a -inf fill.
+  Operation *fill = nullptr;
+  for (Operation *user : pooled.getUsers()) {
+    if (user == pool.getOperation() || user->getBlock() != pool->getBlock() ||
+        !user->isBeforeInBlock(pool))
+      continue;
+    auto fillOp = dyn_cast<linalg::FillOp>(user);
+    if (fill || !fillOp || fillOp.getOutputs()[0] != pooled ||
+        !isNegativeInfinity(fillOp.getInputs()[0]))
+      return;
+    fill = user;
+  }
+  if (!fill)
+    return;
+  // The call moves to the pool's place: its inputs must still hold what the
+  // conv read, and it must not write one of them.
+  SmallVector<Value> roots = convReadRoots(conv, folds);
+  if (writtenBetween(conv, pool, roots) || llvm::is_contained(roots, rootBuffer(pooled)))
+    return;
+  folds.pool = pool;
+  folds.poolFill = fill;
+  for (int i = 0; i < 2; ++i) {
+    folds.poolKernel[i] = kernel[i];
+    folds.poolStride[i] = stride[i];
+  }
+}
+
+/// The runtime function `name` with `extraInts` more i64 arguments than
+/// modelc_conv2d_epilogue, declared once per module.
+func::FuncOp conv2dCallee(ModuleOp module, StringRef name, int extraInts) {
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+    return callee;
+  MLIRContext *ctx = module.getContext();
+  auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), Attribute());
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  SmallVector<Type> argTypes = {unranked, unranked, unranked, unranked};
+  // stride h/w, padding h/w, dilation h/w, flags, activations (+ pool's)
+  argTypes.append(8 + extraInts, IntegerType::get(ctx, 64));
+  auto callee =
+      func::FuncOp::create(builder, module.getLoc(), name, builder.getFunctionType(argTypes, {}));
+  callee.setPrivate();
+  callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return callee;
 }
 
 struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp>> {
@@ -205,7 +351,8 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
   StringRef getArgument() const final { return "mdl-conv-to-runtime"; }
   StringRef getDescription() const final {
     return "Replace f32 linalg convs on memrefs (with their padding copy, bias broadcast and "
-           "activation loop) with calls to modelc_conv2d_epilogue (oneDNN)";
+           "activation loop, and a max pool reading it) with calls to modelc_conv2d_epilogue "
+           "or modelc_conv2d_pool (oneDNN)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect, memref::MemRefDialect>();
@@ -223,17 +370,6 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
       return;
 
     auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), Attribute());
-    Type i64 = IntegerType::get(ctx, 64);
-    auto callee = module.lookupSymbol<func::FuncOp>(kConv2dEpilogueFunction);
-    if (!callee) {
-      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      SmallVector<Type> argTypes = {unranked, unranked, unranked, unranked};
-      argTypes.append(8, i64); // stride h/w, padding h/w, dilation h/w, flags, activations
-      callee = func::FuncOp::create(builder, module.getLoc(), kConv2dEpilogueFunction,
-                                    builder.getFunctionType(argTypes, {}));
-      callee.setPrivate();
-      callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-    }
     for (linalg::LinalgOp conv : convs) {
       ConvFolds folds;
       if (isa<linalg::Conv2DNchwFchwOp>(conv.getOperation())) {
@@ -241,8 +377,11 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
         foldInit(conv, folds);
         if (folds.init)
           foldActivation(conv, folds);
+        foldMaxPool(conv, folds);
       }
-      Operation *at = folds.activation ? folds.activation.getOperation() : conv.getOperation();
+      Operation *at = folds.pool         ? folds.pool.getOperation()
+                      : folds.activation ? folds.activation.getOperation()
+                                         : conv.getOperation();
       OpBuilder builder(at);
       Location loc = conv.getLoc();
       auto attrPair = [&](StringRef name) {
@@ -252,8 +391,9 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
       auto [strideH, strideW] = attrPair("strides");
       auto [dilationH, dilationW] = attrPair("dilations");
       Value input = folds.unpadded ? folds.unpadded : conv.getDpsInputOperand(0)->get();
-      Value output = folds.activation ? folds.activation.getDpsInitOperand(0)->get()
-                                      : conv.getDpsInitOperand(0)->get();
+      Value output = folds.pool         ? folds.pool.getDpsInitOperand(0)->get()
+                     : folds.activation ? folds.activation.getDpsInitOperand(0)->get()
+                                        : conv.getDpsInitOperand(0)->get();
       Value bias = folds.bias ? folds.bias : output;
       SmallVector<Value> args;
       for (Value operand : {input, conv.getDpsInputOperand(1)->get(), output, bias})
@@ -262,8 +402,24 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
       for (int64_t value : {strideH, strideW, folds.pad[0], folds.pad[1], dilationH, dilationW,
                             flags, folds.activation ? folds.steps.code() : int64_t(0)})
         args.push_back(arith::ConstantIntOp::create(builder, loc, value, 64));
-      func::CallOp::create(builder, loc, callee, args);
+      if (folds.pool)
+        for (int64_t value :
+             {folds.poolKernel[0], folds.poolKernel[1], folds.poolStride[0], folds.poolStride[1]})
+          args.push_back(arith::ConstantIntOp::create(builder, loc, value, 64));
+      func::CallOp::create(builder, loc,
+                           folds.pool ? conv2dCallee(module, kConv2dPoolFunction, 4)
+                                      : conv2dCallee(module, kConv2dEpilogueFunction, 0),
+                           args);
       Value convOut = conv.getDpsInitOperand(0)->get();
+      Value activationOut =
+          folds.activation ? folds.activation.getDpsInitOperand(0)->get() : Value();
+      if (folds.pool) {
+        Value window = folds.pool.getDpsInputOperand(1)->get();
+        folds.pool.erase();
+        folds.poolFill->erase();
+        if (window.use_empty() && window.getDefiningOp<memref::AllocOp>())
+          window.getDefiningOp()->erase();
+      }
       if (folds.activation)
         folds.activation.erase();
       conv->erase();
@@ -271,7 +427,10 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
         folds.init->erase();
       for (Operation *op : folds.padOps)
         op->erase();
-      if (folds.activation && convOut.use_empty())
+      if (activationOut && activationOut != convOut && activationOut.use_empty() &&
+          activationOut.getDefiningOp<memref::AllocOp>())
+        activationOut.getDefiningOp()->erase();
+      if ((folds.activation || folds.pool) && convOut.use_empty())
         convOut.getDefiningOp()->erase();
     }
   }

@@ -52,6 +52,11 @@ inline constexpr const char *kConv2dFunction = "modelc_conv2d";
 /// int64_t activations)` (jit/ConvRuntime.h has the encoding).
 inline constexpr const char *kConv2dEpilogueFunction = "modelc_conv2d_epilogue";
 
+/// output = maxpool(act(conv + bias)): `_mlir_ciface_modelc_conv2d_pool(input,
+/// weight, pooled output, bias, strides, padding, dilations, int64_t flags,
+/// int64_t activations, pool kernel h/w, pool stride h/w)`.
+inline constexpr const char *kConv2dPoolFunction = "modelc_conv2d_pool";
+
 struct CpuPipelineOptions {
   /// Call the runtime's library code (oneDNN, else OpenBLAS) for f32 matmul
   /// and conv instead of generating loops.

@@ -1,8 +1,10 @@
-// A conv with padding, bias and ReLU is one modelc_conv2d_epilogue call: the
-// unpadded input with padding 2 for the primitive, the bias as its bias
-// (flags 2: overwrite, bias), ReLU as a post-op (activations 2) writing the
-// activation's buffer. No padded copy, bias broadcast or ReLU loop remains;
-// the pooling loop does.
+// A conv with padding, bias and ReLU is one runtime call: the unpadded
+// input with padding 2 for the primitive, the bias as its bias (flags 2:
+// overwrite, bias), ReLU as a post-op (activations 2). No padded copy, bias
+// broadcast or ReLU loop remains. When an unpadded max pool is the only
+// reader of the result, it folds too: modelc_conv2d_pool writes the pooled
+// buffer (pool kernel 2x2, stride 2x2) and the full-size output is never
+// allocated.
 // RUN: %modelc-opt %s --pass-pipeline='builtin.module(mdl-to-linalg,func.func(canonicalize,mdl-fuse-elementwise,canonicalize),eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,mdl-conv-to-runtime,cse)' | FileCheck %s
 
 !x = tensor<?x1x28x28xf32, #mdl.device<cpu>>
@@ -18,10 +20,10 @@
 // CHECK-NOT: linalg.conv
 // CHECK: %[[IN:.*]] = memref.cast %[[X]] : memref<?x1x28x28xf32> to memref<*xf32>
 // CHECK: %[[C2:.*]] = arith.constant 2 : i64
-// CHECK: call @modelc_conv2d_epilogue(%[[IN]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %{{.*}}, %{{.*}}, %[[C2]], %[[C2]])
-// CHECK-NOT: arith.maximumf %{{.*}}, %cst
-// CHECK: linalg.generic
-// CHECK: arith.maximumf
+// CHECK-NOT: memref.alloc({{.*}}) {{.*}} : memref<?x6x28x28xf32>
+// CHECK: call @modelc_conv2d_pool(%[[IN]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C2]], %[[C2]], %[[C2]], %[[C2]])
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: arith.maximumf
 // CHECK: return
 func.func @conv_bias_relu_pool(%x: !x, %w: !w, %b: !b) -> !p {
   %0 = mdl.conv2d %x, %w, %b {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w, !b) -> !y
@@ -39,4 +41,29 @@ func.func @conv_bias_relu_pool(%x: !x, %w: !w, %b: !b) -> !p {
 func.func @conv_plain(%x: !x, %w: !w) -> tensor<?x6x24x24xf32, #mdl.device<cpu>> {
   %0 = mdl.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w) -> tensor<?x6x24x24xf32, #mdl.device<cpu>>
   return %0 : tensor<?x6x24x24xf32, #mdl.device<cpu>>
+}
+
+// The activation's result is also returned: the pool cannot take the place
+// of the only reader, so the conv call writes it and the pool loop stays.
+// CHECK-LABEL: func.func @conv_relu_pool_both_used(
+// CHECK: call @modelc_conv2d_epilogue(
+// CHECK-NOT: modelc_conv2d_pool
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+func.func @conv_relu_pool_both_used(%x: !x, %w: !w, %b: !b) -> (!y, !p) {
+  %0 = mdl.conv2d %x, %w, %b {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w, !b) -> !y
+  %1 = mdl.relu %0 : !y
+  %2 = mdl.max_pool2d %1 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : !y -> !p
+  return %1, %2 : !y, !p
+}
+
+// A padded pool reads a padded copy, not the conv's output: it stays a loop.
+// CHECK-LABEL: func.func @conv_padded_pool(
+// CHECK: call @modelc_conv2d_epilogue(
+// CHECK-NOT: modelc_conv2d_pool
+// CHECK: arith.maximumf
+func.func @conv_padded_pool(%x: !x, %w: !w, %b: !b) -> tensor<?x6x15x15xf32, #mdl.device<cpu>> {
+  %0 = mdl.conv2d %x, %w, %b {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1} : (!x, !w, !b) -> !y
+  %1 = mdl.max_pool2d %0 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : !y -> tensor<?x6x15x15xf32, #mdl.device<cpu>>
+  return %1 : tensor<?x6x15x15xf32, #mdl.device<cpu>>
 }

@@ -169,6 +169,60 @@ TEST(ConvRuntimeTest, EpilogueBiasActivationOverwriteOrAccumulate) {
       }
 }
 
+// modelc_conv2d_pool: the conv (bias, activation) and a max pool in one
+// call, the conv's output never written out: plain and blocked inputs,
+// floor-mode extents with a leftover row, overlapping windows.
+TEST(ConvRuntimeTest, ConvThenMaxPoolInOneCall) {
+  struct PoolCase {
+    ConvCase conv;
+    int64_t kernel, stride;
+    int64_t activation; // 0: none, 2: ReLU
+  };
+  const PoolCase cases[] = {
+      {{3, 1, 1, 28, 28, 6, 5, 5, {1, 1}, {2, 2}, {1, 1}}, 2, 2, 2},  // LeNet conv1
+      {{2, 1, 6, 11, 11, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}}, 2, 2, 2}, // 7x7 -> 3x3
+      {{2, 1, 4, 16, 16, 8, 3, 3, {2, 2}, {1, 1}, {1, 1}}, 3, 2, 0},  // overlapping
+  };
+  for (const PoolCase &pc : cases) {
+    const ConvCase &cc = pc.conv;
+    int64_t oh = cc.outHeight(), ow = cc.outWidth();
+    int64_t ph = (oh - pc.kernel) / pc.stride + 1, pw = (ow - pc.kernel) / pc.stride + 1;
+    int64_t channels = cc.outChannels();
+    OwnedMemRef<float, 4> x({cc.batch, cc.channels(), cc.height, cc.width}),
+        w({channels, cc.inPerGroup, cc.kh, cc.kw}), bias4({1, 1, 1, channels}),
+        pooled({cc.batch, channels, ph, pw});
+    fillRandom(x.values(), 11);
+    fillRandom(w.values(), 12);
+    fillRandom(bias4.values(), 13);
+    std::fill(pooled.values().begin(), pooled.values().end(), NAN);
+    std::vector<float> conv = directConv(cc, x.values(), w.values(),
+                                         std::vector<float>(size_t(cc.batch * channels * oh * ow)));
+    for (size_t i = 0; i < conv.size(); ++i) {
+      conv[i] += bias4.values()[(i / size_t(oh * ow)) % size_t(channels)];
+      if (pc.activation == 2)
+        conv[i] = std::max(conv[i], 0.0f);
+    }
+    std::vector<float> expected;
+    for (int64_t n = 0; n < cc.batch; ++n)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < ph; ++i)
+          for (int64_t j = 0; j < pw; ++j) {
+            float best = -INFINITY;
+            for (int64_t a = 0; a < pc.kernel; ++a)
+              for (int64_t b = 0; b < pc.kernel; ++b)
+                best =
+                    std::max(best, conv[size_t(((n * channels + c) * oh + i * pc.stride + a) * ow +
+                                               j * pc.stride + b)]);
+            expected.push_back(best);
+          }
+    auto inU = unranked(x), wU = unranked(w), outU = unranked(pooled), biasU = unranked(bias4);
+    modelc_conv2d_pool_ciface(&inU, &wU, &outU, &biasU, cc.stride[0], cc.stride[1], cc.pad[0],
+                              cc.pad[1], cc.dilation[0], cc.dilation[1], kConvBias, pc.activation,
+                              pc.kernel, pc.kernel, pc.stride, pc.stride);
+    expectNear(pooled.values(), expected, 1e-4f);
+  }
+}
+
 // An input that is a view (every other channel of a larger buffer): the
 // runtime must honour its strides.
 TEST(ConvRuntimeTest, StridedInputView) {
