@@ -23,6 +23,7 @@
 #include "lower/EpilogueMatch.h"
 #include "lower/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -81,12 +82,51 @@ bool isZeroFill(Operation *op, Value buffer) {
   return false;
 }
 
+/// The same extent: one value, or `memref.dim` of one buffer at one index.
+bool sameExtent(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto dimA = a.getDefiningOp<memref::DimOp>(), dimB = b.getDefiningOp<memref::DimOp>();
+  if (!dimA || !dimB || dimA.getSource() != dimB.getSource())
+    return false;
+  std::optional<int64_t> indexA = dimA.getConstantIndex(), indexB = dimB.getConstantIndex();
+  return indexA && indexB && *indexA == *indexB;
+}
+
+/// The alloc's extent `d` is the copied source's plus `2 * pad`: both
+/// static, or (symbolic H and W, as the embedding API compiles them) the
+/// alloc's size is `affine.apply (s0 + 2 * pad)` of the extent the copy's
+/// subview (the source's shape) has.
+bool paddedExtent(memref::AllocOp alloc, unsigned d, memref::SubViewOp subview, int64_t pad) {
+  MemRefType allocType = alloc.getType();
+  auto sourceType = cast<MemRefType>(subview.getType());
+  if (!allocType.isDynamicDim(d) && !sourceType.isDynamicDim(d))
+    return allocType.getDimSize(d) == sourceType.getDimSize(d) + 2 * pad;
+  auto sourceExtent = dyn_cast<Value>(subview.getMixedSizes()[d]);
+  if (!allocType.isDynamicDim(d) || !sourceExtent)
+    return false;
+  Value size = alloc.getDynamicSizes()[allocType.getDynamicDimIndex(d)];
+  if (pad != 0) {
+    auto apply = size.getDefiningOp<affine::AffineApplyOp>();
+    MLIRContext *ctx = alloc.getContext();
+    if (!apply || apply.getMapOperands().size() != 1)
+      return false;
+    AffineMap map = apply.getAffineMap();
+    AffineExpr operand =
+        map.getNumDims() == 1 ? getAffineDimExpr(0, ctx) : getAffineSymbolExpr(0, ctx);
+    if (map.getNumResults() != 1 || map.getResult(0) != operand + 2 * pad)
+      return false;
+    size = apply.getMapOperands()[0];
+  }
+  return sameExtent(size, sourceExtent);
+}
+
 /// `alloc; zero fill; copy x into subview [0, 0, ph, pw]` feeding the conv
 /// alone, with the alloc's H and W exactly x's plus twice the offsets.
 void foldPadding(linalg::LinalgOp conv, ConvFolds &folds) {
   Value padded = conv.getDpsInputOperand(0)->get();
   auto alloc = padded.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc.getType().isDynamicDim(2) || alloc.getType().isDynamicDim(3))
+  if (!alloc)
     return;
   Operation *fill = nullptr;
   memref::SubViewOp subview;
@@ -114,9 +154,8 @@ void foldPadding(linalg::LinalgOp conv, ConvFolds &folds) {
       offsets[0] != 0 || offsets[1] != 0 || ShapedType::isDynamic(offsets[2]) ||
       ShapedType::isDynamic(offsets[3]))
     return;
-  for (int d = 2; d < 4; ++d)
-    if (sourceType.isDynamicDim(d) ||
-        alloc.getType().getDimSize(d) != sourceType.getDimSize(d) + 2 * offsets[d])
+  for (unsigned d = 2; d < 4; ++d)
+    if (!paddedExtent(alloc, d, subview, offsets[d]))
       return;
   // The call reads x where the conv ran: nothing in between may change it.
   if (writtenBetween(copy, conv, {rootBuffer(source)}))

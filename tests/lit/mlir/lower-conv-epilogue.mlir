@@ -67,3 +67,32 @@ func.func @conv_padded_pool(%x: !x, %w: !w, %b: !b) -> tensor<?x6x15x15xf32, #md
   %1 = mdl.max_pool2d %0 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : !y -> tensor<?x6x15x15xf32, #mdl.device<cpu>>
   return %1 : tensor<?x6x15x15xf32, #mdl.device<cpu>>
 }
+
+// Symbolic H and W (the embedding API keeps them dynamic): the padded copy
+// still folds, its extents being `affine.apply (s0 + 2)` of the input's.
+// CHECK-LABEL: func.func @conv_dynamic_extents(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x4x?x?xf32>
+// CHECK-NOT: memref.copy
+// CHECK: %[[IN:.*]] = memref.cast %[[X]] : memref<?x4x?x?xf32> to memref<*xf32>
+// CHECK: %[[C1:.*]] = arith.constant 1 : i64
+// CHECK: call @modelc_conv2d_epilogue(%[[IN]], %{{.*}}, %{{.*}}, %{{.*}}, %[[C1]], %[[C1]], %[[C1]], %[[C1]],
+func.func @conv_dynamic_extents(%x: tensor<?x4x?x?xf32, #mdl.device<cpu>>, %w: tensor<8x4x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>> {
+  %0 = mdl.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x4x?x?xf32, #mdl.device<cpu>>, tensor<8x4x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>>
+  %1 = mdl.relu %0 : tensor<?x8x?x?xf32, #mdl.device<cpu>>
+  return %1 : tensor<?x8x?x?xf32, #mdl.device<cpu>>
+}
+
+// The second conv reads the first's activation: its padded copy's extents
+// are those of the first conv's output expression, and fold as well.
+// CHECK-LABEL: func.func @conv_chain_dynamic_extents(
+// CHECK-NOT: memref.copy
+// CHECK: call @modelc_conv2d_epilogue(
+// CHECK-NOT: memref.copy
+// CHECK: call @modelc_conv2d_epilogue(
+// CHECK: return
+func.func @conv_chain_dynamic_extents(%x: tensor<?x4x?x?xf32, #mdl.device<cpu>>, %w: tensor<8x4x3x3xf32, #mdl.device<cpu>>, %w2: tensor<8x8x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>> {
+  %0 = mdl.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x4x?x?xf32, #mdl.device<cpu>>, tensor<8x4x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>>
+  %1 = mdl.relu %0 : tensor<?x8x?x?xf32, #mdl.device<cpu>>
+  %2 = mdl.conv2d %1, %w2 {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x8x?x?xf32, #mdl.device<cpu>>, tensor<8x8x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>>
+  return %2 : tensor<?x8x?x?xf32, #mdl.device<cpu>>
+}
