@@ -14,9 +14,12 @@
 #include "jit/DnnlSupport.h"
 #include "jit/RuntimeThreads.h"
 
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 using namespace modelc::jit;
@@ -205,6 +208,65 @@ void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copy
         dnnl::reorder::primitive_desc(engine, inner, engine, operand.user));
 }
 
+/// MODELC_CONV_LAYOUT: 0 unset or `auto`, 1 `onednn`, 2 `nChw16c`, 3
+/// `nChw8c` (read per call: it is part of the primitive cache's key).
+int forcedConvLayout() {
+  const char *forced = std::getenv("MODELC_CONV_LAYOUT");
+  if (!forced)
+    return 0;
+  std::string name = forced;
+  return name == "onednn" ? 1 : name == "nChw16c" ? 2 : name == "nChw8c" ? 3 : 0;
+}
+
+/// Which of `candidates` (the same conv in different layouts) runs: the one
+/// MODELC_CONV_LAYOUT names (`onednn`: oneDNN's pick, `nChw16c`, `nChw8c`;
+/// for tests and benchmarks), else the fastest here, each timed on scratch
+/// operands (a conv's time does not depend on its values), best of three
+/// runs. Once per shape and process.
+size_t fastestConv(const std::vector<dnnl::convolution_forward::primitive_desc> &candidates) {
+  if (int forced = forcedConvLayout(); forced > 0)
+    return size_t(forced - 1) < candidates.size() ? size_t(forced - 1) : 0;
+  if (candidates.size() == 1)
+    return 0;
+  using dnnl::memory;
+  dnnl::engine &engine = cpuEngine();
+  dnnl::stream &stream = threadStream();
+  size_t best = 0;
+  double bestSeconds = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const dnnl::convolution_forward::primitive_desc &pd = candidates[i];
+    std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+    auto zeros = [&](const memory::desc &desc) {
+      buffers.push_back(std::make_unique<ThreadBuffer>());
+      void *data = buffers.back()->get(desc.get_size());
+      std::memset(data, 0, desc.get_size());
+      return memory(desc, engine, data);
+    };
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, zeros(pd.src_desc())},
+                                            {DNNL_ARG_WEIGHTS, zeros(pd.weights_desc())},
+                                            {DNNL_ARG_DST, zeros(pd.dst_desc())}};
+    if (pd.bias_desc().get_size() > 0)
+      args.emplace(DNNL_ARG_BIAS, zeros(pd.bias_desc()));
+    if (pd.scratchpad_desc().get_size() > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, zeros(pd.scratchpad_desc()));
+    dnnl::convolution_forward conv(pd);
+    for (int run = 0; run < 4; ++run) {
+      auto start = std::chrono::steady_clock::now();
+      conv.execute(stream, args);
+      stream.wait();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (seconds > 4 * bestSeconds) // not a contender; spend no more time
+        break;
+      if (run > 0 && seconds < bestSeconds) { // the first run warms up
+        bestSeconds = seconds;
+        best = i;
+      }
+    }
+  }
+  return best;
+}
+
 /// `out` is the conv's output; with a pooling it only gives its dims and
 /// `pooled` is the caller's buffer.
 std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const View5 &out,
@@ -239,16 +301,17 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     auto any = [](const memory::desc &plain) {
       return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
     };
-    memory::desc src = blockedInput ? any(entry->src.user) : entry->src.user,
-                 weights = any(entry->weights.user), dst = any(entry->dst.user);
-    dnnl::convolution_forward::desc desc =
-        p.bias ? dnnl::convolution_forward::desc(
-                     dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                     weights, memory::desc({dstSizes[1]}, memory::data_type::f32, {1}), dst,
-                     strides, dilations, pads, pads)
-               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::convolution_direct, src, weights,
-                                                 dst, strides, dilations, pads, pads);
+    memory::desc weights = any(entry->weights.user);
+    // The activations' layouts to try: oneDNN's pick, and its channel-blocked
+    // layouts, which oneDNN 2.6 does not pick for f32 on AVX-512 although
+    // its direct kernel on them beat the pick (brgconv, channels last) 1.3-1.8x
+    // on ResNet's 3x3 convs here; the fastest runs (fastestConv).
+    std::vector<std::pair<memory::desc, memory::desc>> layouts = {
+        {blockedInput ? any(entry->src.user) : entry->src.user, any(entry->dst.user)}};
+    if (blockedInput && !grouped)
+      for (memory::format_tag tag : {memory::format_tag::nChw16c, memory::format_tag::nChw8c})
+        layouts.emplace_back(memory::desc(srcSizes, memory::data_type::f32, tag),
+                             memory::desc(dstSizes, memory::data_type::f32, tag));
     // As the lowering asks: accumulate into the output (sum post-op) or
     // overwrite it, the bias as the primitive's bias, then activations as
     // eltwise post-ops while each block is in cache.
@@ -264,7 +327,29 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     attr.set_post_ops(ops);
     // Each call brings its own scratchpad: concurrent calls share nothing.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+    std::vector<dnnl::convolution_forward::primitive_desc> candidates;
+    for (auto &[src, dst] : layouts) {
+      dnnl::convolution_forward::desc desc =
+          p.bias ? dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                       weights, memory::desc({dstSizes[1]}, memory::data_type::f32, {1}), dst,
+                       strides, dilations, pads, pads)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::convolution_direct, src,
+                                                   weights, dst, strides, dilations, pads, pads);
+      try {
+        dnnl::convolution_forward::primitive_desc candidate(desc, attr, cpuEngine());
+        // oneDNN's reference kernel is 1000x slower than its pick: only a
+        // last resort (the first layout), never a candidate of its own.
+        if (candidates.empty() || std::strncmp(candidate.impl_info_str(), "ref", 3) != 0)
+          candidates.push_back(candidate);
+      } catch (const dnnl::error &) {
+        // This machine has no kernel for that layout: not a candidate.
+      }
+    }
+    if (candidates.empty())
+      return entry;
+    const dnnl::convolution_forward::primitive_desc &pd = candidates[fastestConv(candidates)];
     prepareOperand(entry->src, pd.src_desc(), false);
     prepareOperand(entry->weights, pd.weights_desc(), false);
     entry->scratchpadBytes = pd.scratchpad_desc().get_size();
@@ -303,7 +388,7 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
   }
   key.insert(key.end(), {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
                          p.accumulate, p.bias != nullptr, p.activations, pool.kernel[0],
-                         pool.kernel[1], pool.stride[0], pool.stride[1]});
+                         pool.kernel[1], pool.stride[0], pool.stride[1], forcedConvLayout()});
   return key;
 }
 

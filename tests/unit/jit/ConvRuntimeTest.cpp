@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 using namespace modelc::jit;
@@ -221,6 +222,20 @@ TEST(ConvRuntimeTest, ConvThenMaxPoolInOneCall) {
                               pc.kernel, pc.kernel, pc.stride, pc.stride);
     expectNear(pooled.values(), expected, 1e-4f);
   }
+}
+
+// Every layout the runtime can choose between (MODELC_CONV_LAYOUT forces
+// one) computes the same conv: oneDNN's pick and the channel-blocked ones,
+// plain and grouped, with accumulation.
+TEST(ConvRuntimeTest, EveryLayoutChoiceAgrees) {
+  for (const char *layout : {"onednn", "nChw16c", "nChw8c", "auto"}) {
+    SCOPED_TRACE(layout);
+    ::setenv("MODELC_CONV_LAYOUT", layout, 1);
+    checkConv({2, 1, 16, 9, 9, 32, 3, 3, {2, 2}, {1, 1}, {1, 1}}, true);
+    checkConv({2, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}}, false);
+    checkConv({2, 2, 8, 8, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}}, true);
+  }
+  ::unsetenv("MODELC_CONV_LAYOUT");
 }
 
 // An input that is a view (every other channel of a larger buffer): the
