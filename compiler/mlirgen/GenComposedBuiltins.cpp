@@ -1,0 +1,418 @@
+//===- GenComposedBuiltins.cpp - Built-ins composed of other mdl ops ------===//
+//
+// PyTorch's signatures that have no mdl op of their own (split, chunk,
+// masked_fill, triu/tril, pad, conv1d, conv_transpose2d, group_norm,
+// interpolate): each is built from slices, index_select, where and the
+// existing convolution and normalisation ops, so both back ends run it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlirgen/Generator.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <limits>
+
+using llvm::dyn_cast;
+
+namespace modelc::mlirgen::detail {
+
+//===----------------------------------------------------------------------===//
+// PyTorch's signatures for ports: each composes existing mdl ops (slices,
+// index_select with index vectors built from arange, where), so both back
+// ends run it without an op of its own.
+//===----------------------------------------------------------------------===//
+
+bool Generator::isComposedBuiltin(llvm::StringRef name) {
+  return llvm::is_contained({"split", "chunk", "masked_fill", "triu", "tril", "pad", "conv1d",
+                             "conv_transpose2d", "group_norm", "interpolate"},
+                            name);
+}
+
+mlir::Value Generator::indexVector(int64_t n, int64_t start, mlir::Attribute device,
+                                   mlir::Location l) {
+  return mlir::mdl::ArangeOp::create(b, l, tensorType({n}, elementType(ast::DType::I64), device),
+                                     mlir::ValueRange{}, b.getF64FloatAttr(double(start)),
+                                     b.getF64FloatAttr(1));
+}
+
+mlir::Value Generator::scalarLike(double value, mlir::Value like, mlir::Location l) {
+  RankedTensorType t = typeOf(like);
+  return mlir::mdl::FullOp::create(b, l, tensorType({}, t.getElementType(), t.getEncoding()),
+                                   mlir::ValueRange{}, b.getF64FloatAttr(value));
+}
+
+template <typename Op>
+mlir::Value Generator::elementwise(mlir::Value lhs, mlir::Value rhs, mlir::Location l) {
+  return Op::create(b, l,
+                    withShape(lhs, broadcastShape(typeOf(lhs).getShape(), typeOf(rhs).getShape())),
+                    lhs, rhs);
+}
+
+mlir::Value Generator::compare(llvm::StringRef predicate, mlir::Value lhs, mlir::Value rhs,
+                               mlir::Location l) {
+  RankedTensorType t = tensorType(broadcastShape(typeOf(lhs).getShape(), typeOf(rhs).getShape()),
+                                  elementType(ast::DType::Bool), typeOf(lhs).getEncoding());
+  return mlir::mdl::CmpOp::create(b, l, t, b.getStringAttr(predicate), lhs, rhs);
+}
+
+mlir::Value Generator::sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end,
+                                mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1);
+  starts[dim] = start;
+  ends[dim] = end;
+  llvm::SmallVector<int64_t> shape(xt.getShape());
+  shape[dim] = end - start;
+  return mlir::mdl::SliceOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(starts),
+                                    b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
+                                    b.getDenseI64ArrayAttr({}));
+}
+
+mlir::Value Generator::selectAlong(mlir::Value x, int64_t dim, mlir::Value index,
+                                   mlir::Location l) {
+  llvm::SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape[dim] = typeOf(index).getDimSize(0);
+  return mlir::mdl::IndexSelectOp::create(b, l, withShape(x, shape), x, index,
+                                          b.getI64IntegerAttr(dim));
+}
+
+mlir::Value Generator::alongDim(mlir::Value vector, int64_t dim, int64_t rank, mlir::Location l) {
+  llvm::SmallVector<int64_t> shape = {typeOf(vector).getDimSize(0)};
+  shape.append(size_t(rank - 1 - dim), 1);
+  return reshape(vector, shape, l);
+}
+
+mlir::Value Generator::padDim(mlir::Value x, int64_t dim, int64_t left, int64_t right,
+                              llvm::StringRef mode, double value, mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t size = xt.getDimSize(dim), rank = xt.getRank();
+  mlir::Value t = indexVector(size + left + right, -left, xt.getEncoding(), l);
+  auto constant = [&](int64_t v) { return scalarLike(double(v), t, l); };
+  mlir::Value index;
+  if (mode == "circular") {
+    index = elementwise<mlir::mdl::RemOp>(t, constant(size), l);
+  } else if (mode == "reflect") { // (n-1) - |(n-1) - |t||
+    mlir::Value absT = mlir::mdl::AbsOp::create(b, l, t.getType(), t);
+    mlir::Value inner = elementwise<mlir::mdl::SubOp>(constant(size - 1), absT, l);
+    index = elementwise<mlir::mdl::SubOp>(
+        constant(size - 1), mlir::mdl::AbsOp::create(b, l, inner.getType(), inner), l);
+  } else { // constant and replicate read the nearest element
+    index = elementwise<mlir::mdl::MinOp>(elementwise<mlir::mdl::MaxOp>(t, constant(0), l),
+                                          constant(size - 1), l);
+  }
+  mlir::Value gathered = selectAlong(x, dim, index, l);
+  if (mode != "constant" || (left <= 0 && right <= 0))
+    return gathered;
+  mlir::Value inside = elementwise<mlir::mdl::AndOp>(compare("ge", t, constant(0), l),
+                                                     compare("lt", t, constant(size), l), l);
+  mlir::Value mask = alongDim(inside, dim, rank, l);
+  return mlir::mdl::WhereOp::create(b, l, gathered.getType(), mask, gathered,
+                                    scalarLike(value, gathered, l));
+}
+
+GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
+                                       llvm::ArrayRef<std::optional<GenValue>> args,
+                                       llvm::ArrayRef<Range> ranges,
+                                       llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+  mlir::Location l = loc(call.range);
+  auto scalar = [&](size_t i, double dflt) -> std::optional<double> {
+    if (i >= args.size() || !args[i])
+      return dflt;
+    if (args[i]->kind != GenValue::Kind::Scalar)
+      return std::nullopt;
+    return args[i]->number;
+  };
+  if (!args[0] || args[0]->kind != GenValue::Kind::Tensor)
+    return unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+  if (llvm::is_contained({"conv1d", "conv_transpose2d", "group_norm", "interpolate"}, name))
+    return genConvLike(name, call, args, strings, scope);
+  mlir::Value x = args[0]->tensor;
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  auto dimArg = [&](size_t i) -> std::optional<int64_t> {
+    std::optional<double> d = scalar(i, 0);
+    if (!d)
+      return std::nullopt;
+    return *d < 0 ? int64_t(*d) + rank : int64_t(*d);
+  };
+
+  if (name == "split" || name == "chunk") {
+    // The checker sized every piece; they are consecutive slices.
+    const sema::ExprInfo *info = program.typeOf(&call);
+    std::optional<int64_t> dim = dimArg(2);
+    if (!info || info->type.kind() != sema::Type::Kind::List || !info->type.elements || !dim)
+      return unsupported(call.range, "`" + name + "` here");
+    GenValue list;
+    list.kind = GenValue::Kind::List;
+    int64_t offset = 0;
+    for (const sema::Type &part : *info->type.elements) {
+      int64_t len = extentOf(scopedDim(part.shape.dims[size_t(*dim)], scope), *scope.frame);
+      if (len == kDyn)
+        return unsupported(call.range,
+                           "`" + name + "` of a dim whose size is known only at run time");
+      list.elements.push_back(GenValue::ofTensor(sliceDim(x, *dim, offset, offset + len, l)));
+      offset += len;
+    }
+    return list;
+  }
+  if (name == "masked_fill") {
+    if (!args[1] || args[1]->kind != GenValue::Kind::Tensor || !args[2])
+      return unsupported(call.range, "`masked_fill` without a mask tensor");
+    mlir::Value fill = args[2]->kind == GenValue::Kind::Tensor
+                           ? args[2]->tensor
+                           : broadcastScalar(*args[2], x, ranges[2]);
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, args[1]->tensor, fill, x));
+  }
+  if (name == "triu" || name == "tril") {
+    // Keep (row i, col j) where j - i >= diagonal (triu) or <= (tril).
+    int64_t h = xt.getDimSize(rank - 2), w = xt.getDimSize(rank - 1);
+    std::optional<double> diagonal = scalar(1, 0);
+    if (h == kDyn || w == kDyn || !diagonal)
+      return unsupported(call.range,
+                         "`" + name + "` of a matrix whose size is known only at run time");
+    mlir::Value rows = reshape(indexVector(h, 0, xt.getEncoding(), l), {h, 1}, l);
+    mlir::Value cols = reshape(indexVector(w, -int64_t(*diagonal), xt.getEncoding(), l), {1, w}, l);
+    mlir::Value keep = compare(name == "triu" ? "ge" : "le", cols, rows, l);
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, keep, x, scalarLike(0, x, l)));
+  }
+  if (name == "pad") {
+    llvm::SmallVector<int64_t> sizes;
+    if (!args[1] || args[1]->kind != GenValue::Kind::List)
+      return unsupported(ranges[1], "`pad` with these sizes");
+    for (const GenValue &e : args[1]->elements) {
+      if (e.kind != GenValue::Kind::Scalar)
+        return unsupported(ranges[1], "`pad` with these sizes");
+      sizes.push_back(int64_t(e.number));
+    }
+    llvm::StringRef mode = strings[2].empty() ? "constant" : strings[2];
+    std::optional<double> value = scalar(3, 0);
+    if (!value)
+      return unsupported(ranges[3], "`pad` with this value");
+    for (size_t k = 0; k + 1 < sizes.size(); k += 2) {
+      int64_t dim = rank - 1 - int64_t(k / 2);
+      if (sizes[k] == 0 && sizes[k + 1] == 0)
+        continue;
+      int64_t size = typeOf(x).getDimSize(dim);
+      if (size == kDyn)
+        return unsupported(call.range, "`pad` of a dim whose size is known only at run time");
+      if ((mode == "reflect" && (sizes[k] >= size || sizes[k + 1] >= size)) ||
+          (mode == "circular" && (sizes[k] > size || sizes[k + 1] > size)))
+        return unsupported(call.range, "`" + mode + "` padding wider than its dim (size " +
+                                           std::to_string(size) + ")");
+      x = padDim(x, dim, sizes[k], sizes[k + 1], mode, *value, l);
+    }
+    return GenValue::ofTensor(x);
+  }
+  return unsupported(call.range, "`" + name + "`");
+}
+
+mlir::Value Generator::convTransposeInput(mlir::Value x, int64_t dim, int64_t stride, int64_t lead,
+                                          int64_t length, mlir::Location l) {
+  // Position j of the result holds x[t / stride] when t = j - lead is a
+  // non-negative multiple of the stride inside the input, else 0.
+  RankedTensorType xt = typeOf(x);
+  int64_t size = xt.getDimSize(dim);
+  mlir::Value t = indexVector(length, -lead, xt.getEncoding(), l);
+  auto constant = [&](int64_t v) { return scalarLike(double(v), t, l); };
+  mlir::Value quotient = elementwise<mlir::mdl::DivOp>(t, constant(stride), l);
+  mlir::Value valid = elementwise<mlir::mdl::AndOp>(compare("ge", t, constant(0), l),
+                                                    compare("lt", quotient, constant(size), l), l);
+  if (stride > 1)
+    valid = elementwise<mlir::mdl::AndOp>(
+        valid, compare("eq", elementwise<mlir::mdl::RemOp>(t, constant(stride), l), constant(0), l),
+        l);
+  mlir::Value index = elementwise<mlir::mdl::MinOp>(
+      elementwise<mlir::mdl::MaxOp>(quotient, constant(0), l), constant(size - 1), l);
+  mlir::Value gathered = selectAlong(x, dim, index, l);
+  return mlir::mdl::WhereOp::create(b, l, gathered.getType(), alongDim(valid, dim, xt.getRank(), l),
+                                    gathered, scalarLike(0, gathered, l));
+}
+
+mlir::Value Generator::resampleDim(mlir::Value x, int64_t dim, int64_t out, llvm::StringRef mode,
+                                   bool alignCorners, std::optional<double> scaleFactor,
+                                   mlir::Location l) {
+  RankedTensorType xt = typeOf(x);
+  int64_t in = xt.getDimSize(dim), rank = xt.getRank();
+  // PyTorch's source coordinates, in float32 as its kernels compute them.
+  float scale =
+      scaleFactor && *scaleFactor > 0 ? float(1.0 / *scaleFactor) : float(in) / float(out);
+  bool linear = mode != "nearest";
+  if (linear && alignCorners)
+    scale = out > 1 ? float(in - 1) / float(out - 1) : 0.0f;
+  RankedTensorType f32 = tensorType({out}, elementType(ast::DType::F32), xt.getEncoding());
+  double start = linear && !alignCorners ? 0.5 : 0.0; // (i + 0.5) * scale - 0.5
+  mlir::Value position = mlir::mdl::ArangeOp::create(
+      b, l, f32, mlir::ValueRange{}, b.getF64FloatAttr(start), b.getF64FloatAttr(1));
+  mlir::Value source = elementwise<mlir::mdl::MulOp>(position, scalarLike(scale, position, l), l);
+  if (linear && !alignCorners)
+    source = elementwise<mlir::mdl::MaxOp>(
+        elementwise<mlir::mdl::SubOp>(source, scalarLike(0.5, source, l), l),
+        scalarLike(0, source, l), l);
+  RankedTensorType i64 = tensorType({out}, elementType(ast::DType::I64), xt.getEncoding());
+  mlir::Value low = mlir::mdl::CastOp::create(b, l, i64, source); // floor: source >= 0
+  auto last = [&](mlir::Value v) {
+    return elementwise<mlir::mdl::MinOp>(v, scalarLike(double(in - 1), v, l), l);
+  };
+  if (!linear)
+    return selectAlong(x, dim, last(low), l);
+  mlir::Value high = last(elementwise<mlir::mdl::AddOp>(low, scalarLike(1, low, l), l));
+  mlir::Value highWeight =
+      elementwise<mlir::mdl::SubOp>(source, mlir::mdl::CastOp::create(b, l, f32, last(low)), l);
+  mlir::Value lowWeight =
+      elementwise<mlir::mdl::SubOp>(scalarLike(1, highWeight, l), highWeight, l);
+  auto weighted = [&](mlir::Value index, mlir::Value weight) {
+    mlir::Value w = alongDim(weight, dim, rank, l);
+    if (typeOf(w).getElementType() != xt.getElementType())
+      w = mlir::mdl::CastOp::create(
+          b, l, tensorType(typeOf(w).getShape(), xt.getElementType(), xt.getEncoding()), w);
+    return elementwise<mlir::mdl::MulOp>(selectAlong(x, dim, index, l), w, l);
+  };
+  return elementwise<mlir::mdl::AddOp>(weighted(low, lowWeight), weighted(high, highWeight), l);
+}
+
+GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
+                                llvm::ArrayRef<std::optional<GenValue>> args,
+                                llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+  mlir::Location l = loc(call.range);
+  mlir::Value x = args[0]->tensor;
+  auto tensorArg = [&](size_t i) -> mlir::Value {
+    return i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Tensor ? args[i]->tensor
+                                                                                 : mlir::Value();
+  };
+  auto has = [&](size_t i) { return i < args.size() && args[i].has_value(); };
+  auto ints = [&](size_t i, int64_t dflt, size_t n) {
+    llvm::SmallVector<int64_t> out(n, dflt);
+    if (!has(i))
+      return out;
+    const GenValue &v = *args[i];
+    for (size_t k = 0; k < n; ++k)
+      out[k] = int64_t(v.kind == GenValue::Kind::List ? v.elements[k].number : v.number);
+    return out;
+  };
+  // The checker's result shape, with this instance's extents.
+  llvm::SmallVector<int64_t> resultShape;
+  if (const sema::ExprInfo *info = program.typeOf(&call); info && info->type.isTensor())
+    for (sema::Dim d : info->type.shape.dims)
+      resultShape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
+
+  // Unbatched input: a batch of one, dropped again at the end.
+  int64_t spatial = name == "conv1d" ? 1 : int64_t(typeOf(x).getRank()) - 2;
+  bool unbatched =
+      (name == "conv1d" || name == "conv_transpose2d") && typeOf(x).getRank() == spatial + 1;
+  if (unbatched) {
+    llvm::SmallVector<int64_t> batched(typeOf(x).getShape());
+    batched.insert(batched.begin(), 1);
+    x = reshape(x, batched, l);
+  }
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  mlir::Value out;
+  if (name == "conv1d") {
+    // [N, C, L] as [N, C, 1, L] through conv2d.
+    mlir::Value w = tensorArg(1);
+    RankedTensorType wt = typeOf(w);
+    mlir::Value x4 = reshape(x, {xt.getDimSize(0), xt.getDimSize(1), 1, xt.getDimSize(2)}, l);
+    mlir::Value w4 = reshape(w, {wt.getDimSize(0), wt.getDimSize(1), 1, wt.getDimSize(2)}, l);
+    int64_t s = ints(3, 1, 1)[0], p = ints(4, 0, 1)[0], d = ints(5, 1, 1)[0];
+    int64_t in = xt.getDimSize(2), k = wt.getDimSize(2);
+    int64_t length = in == kDyn ? kDyn : (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    mlir::Value y = mlir::mdl::Conv2dOp::create(
+        b, l, withShape(x, {xt.getDimSize(0), wt.getDimSize(0), 1, length}), x4, w4, tensorArg(2),
+        b.getDenseI64ArrayAttr({1, s}), b.getDenseI64ArrayAttr({0, p}),
+        b.getDenseI64ArrayAttr({1, d}), b.getI64IntegerAttr(int64_t(has(6) ? args[6]->number : 1)));
+    out = reshape(y, {xt.getDimSize(0), wt.getDimSize(0), length}, l);
+  } else if (name == "conv_transpose2d") {
+    // Zero-insert and pad the input, then a stride-1 conv2d with the
+    // weight's in/out swapped and its kernel flipped.
+    mlir::Value w = tensorArg(1);
+    RankedTensorType wt = typeOf(w);
+    auto stride = ints(3, 1, 2), padding = ints(4, 0, 2), outPad = ints(5, 0, 2),
+         dilation = ints(7, 1, 2);
+    int64_t groups = int64_t(has(6) ? args[6]->number : 1);
+    int64_t kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = typeOf(x).getDimSize(2 + i), k = i == 0 ? kh : kw;
+      if (in == kDyn || k == kDyn)
+        return unsupported(call.range, "`conv_transpose2d` of an input whose size is known only "
+                                       "at run time");
+      int64_t lead = dilation[i] * (k - 1) - padding[i];
+      int64_t length = (in - 1) * stride[i] + 1 + 2 * lead + outPad[i];
+      x = convTransposeInput(x, 2 + i, stride[i], lead, length, l);
+    }
+    int64_t cin = wt.getDimSize(0), coutG = wt.getDimSize(1);
+    for (int64_t d : {2, 3}) { // flip the kernel
+      int64_t k = wt.getDimSize(d);
+      mlir::Value reversed = mlir::mdl::ArangeOp::create(
+          b, l, tensorType({k}, elementType(ast::DType::I64), wt.getEncoding()), mlir::ValueRange{},
+          b.getF64FloatAttr(double(k - 1)), b.getF64FloatAttr(-1));
+      w = selectAlong(w, d, reversed, l);
+    }
+    // [in, out/g, kh, kw] -> [g, in/g, out/g, kh, kw] -> [g, out/g, in/g, ...] -> [out, in/g, ...]
+    w = reshape(w, {groups, cin / groups, coutG, kh, kw}, l);
+    w = mlir::mdl::PermuteOp::create(b, l, withShape(w, {groups, coutG, cin / groups, kh, kw}), w,
+                                     b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    w = reshape(w, {groups * coutG, cin / groups, kh, kw}, l);
+    RankedTensorType pt = typeOf(x);
+    llvm::SmallVector<int64_t> shape = {pt.getDimSize(0), groups * coutG,
+                                        pt.getDimSize(2) - dilation[0] * (kh - 1),
+                                        pt.getDimSize(3) - dilation[1] * (kw - 1)};
+    out =
+        mlir::mdl::Conv2dOp::create(b, l, withShape(x, shape), x, w, tensorArg(2),
+                                    b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0}),
+                                    b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups));
+  } else if (name == "group_norm") {
+    // [N, C, ...] as [N, G, C/G * ...]: a layer norm over the last dim.
+    int64_t groups = int64_t(args[1]->number), channels = xt.getDimSize(1);
+    int64_t rest = 1;
+    for (int64_t d = 1; d < rank; ++d)
+      rest = rest == kDyn || xt.getDimSize(d) == kDyn ? kDyn : rest * xt.getDimSize(d);
+    if (rest == kDyn || channels == kDyn)
+      return unsupported(call.range,
+                         "`group_norm` of channels or positions known only at run time");
+    if (groups < 1 || channels % groups != 0)
+      return unsupported(call.range, "`group_norm` with " + std::to_string(groups) + " groups of " +
+                                         std::to_string(channels) + " channels");
+    mlir::Value grouped = reshape(x, {xt.getDimSize(0), groups, rest / groups}, l);
+    double eps = has(4) ? args[4]->number : 1e-5;
+    mlir::Value normed = mlir::mdl::LayerNormOp::create(
+        b, l, grouped.getType(), grouped, mlir::Value(), mlir::Value(), b.getI64IntegerAttr(1),
+        b.getF64FloatAttr(eps));
+    out = reshape(normed, xt.getShape(), l);
+    for (size_t i : {2, 3}) {
+      mlir::Value affine = tensorArg(i);
+      if (!affine)
+        continue;
+      mlir::Value perChannel = alongDim(affine, 1, rank, l);
+      out = i == 2 ? elementwise<mlir::mdl::MulOp>(out, perChannel, l)
+                   : elementwise<mlir::mdl::AddOp>(out, perChannel, l);
+    }
+  } else { // interpolate
+    llvm::StringRef mode = strings[3].empty() ? "nearest" : strings[3];
+    bool alignCorners = has(4) && args[4]->number != 0;
+    for (int64_t k = spatial - 1; k >= 0; --k) { // the last dim first, as PyTorch sums
+      std::optional<double> factor;
+      if (has(2)) {
+        const GenValue &s = *args[2];
+        factor = s.kind == GenValue::Kind::List ? s.elements[size_t(k)].number : s.number;
+      }
+      int64_t in = xt.getDimSize(2 + k),
+              target = resultShape.size() == size_t(rank) ? resultShape[size_t(2 + k)] : kDyn;
+      if (in == kDyn || target == kDyn)
+        return unsupported(call.range, "`interpolate` of a size known only at run time");
+      if (target == in && !factor)
+        continue; // every mode reads position i at i
+      x = resampleDim(x, 2 + k, target, mode, alignCorners, factor, l);
+    }
+    out = x;
+  }
+  if (unbatched)
+    out = reshape(out, typeOf(out).getShape().drop_front(), l);
+  return GenValue::ofTensor(out);
+}
+
+} // namespace modelc::mlirgen::detail

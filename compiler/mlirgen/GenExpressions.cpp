@@ -1,0 +1,603 @@
+//===- GenExpressions.cpp - Expressions to the mdl dialect ----------------===//
+//
+// Names, members, literals, operators and subscripts: compile-time
+// scalars fold, tensors become mdl ops, ints known only at run time
+// become index arithmetic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlirgen/Generator.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using llvm::dyn_cast;
+
+namespace modelc::mlirgen::detail {
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<GenValue> Generator::constantOf(const ast::Expr &expr, ModelFrame &frame) {
+  if (auto *i = dyn_cast<ast::IntLitExpr>(&expr))
+    return GenValue::ofScalar(double(i->value), true);
+  if (auto *f = dyn_cast<ast::FloatLitExpr>(&expr))
+    return GenValue::ofScalar(f->value, false);
+  if (auto *bl = dyn_cast<ast::BoolLitExpr>(&expr))
+    return GenValue::ofScalar(bl->value ? 1 : 0, false);
+  if (const sema::ExprInfo *info = program.typeOf(&expr)) {
+    if (info->type.kind() == sema::Type::Kind::Int && info->type.intValue)
+      if (std::optional<int64_t> k = concreteDim(*info->type.intValue, frame).asConstant())
+        return GenValue::ofScalar(double(*k), true);
+  }
+  if (auto *name = dyn_cast<ast::NameExpr>(&expr)) {
+    auto it = frame.scalarArgs.find(name->name);
+    if (it != frame.scalarArgs.end())
+      return GenValue::ofScalar(it->second, false);
+  }
+  if (auto *u = dyn_cast<ast::UnaryExpr>(&expr)) {
+    std::optional<GenValue> v = constantOf(*u->operand, frame);
+    if (!v)
+      return std::nullopt;
+    if (u->op == ast::UnaryOp::Not)
+      return GenValue::ofScalar(v->number == 0 ? 1 : 0, false);
+    return GenValue::ofScalar(-v->number, v->isInt);
+  }
+  if (auto *bin = dyn_cast<ast::BinaryExpr>(&expr)) {
+    std::optional<GenValue> l = constantOf(*bin->lhs, frame), r = constantOf(*bin->rhs, frame);
+    if (!l || !r)
+      return std::nullopt;
+    return foldScalars(bin->op, *l, *r);
+  }
+  return std::nullopt;
+}
+
+std::optional<GenValue> Generator::foldScalars(ast::BinaryOp op, const GenValue &l,
+                                               const GenValue &r) {
+  bool isInt = l.isInt && r.isInt;
+  switch (op) {
+  case ast::BinaryOp::Add:
+    return GenValue::ofScalar(l.number + r.number, isInt);
+  case ast::BinaryOp::Sub:
+    return GenValue::ofScalar(l.number - r.number, isInt);
+  case ast::BinaryOp::Mul:
+    return GenValue::ofScalar(l.number * r.number, isInt);
+  case ast::BinaryOp::Div:
+    if (r.number == 0)
+      return std::nullopt;
+    return GenValue::ofScalar(isInt ? std::floor(l.number / r.number) : l.number / r.number, isInt);
+  case ast::BinaryOp::Pow:
+    return GenValue::ofScalar(std::pow(l.number, r.number), isInt);
+  case ast::BinaryOp::Mod: {
+    if (r.number == 0)
+      return std::nullopt;
+    // Python: the result has the divisor's sign.
+    return GenValue::ofScalar(l.number - std::floor(l.number / r.number) * r.number, isInt);
+  }
+  case ast::BinaryOp::And:
+    return GenValue::ofScalar(l.number != 0 && r.number != 0, false);
+  case ast::BinaryOp::Or:
+    return GenValue::ofScalar(l.number != 0 || r.number != 0, false);
+  case ast::BinaryOp::Eq:
+    return GenValue::ofScalar(l.number == r.number, false);
+  case ast::BinaryOp::Ne:
+    return GenValue::ofScalar(l.number != r.number, false);
+  case ast::BinaryOp::Lt:
+    return GenValue::ofScalar(l.number < r.number, false);
+  case ast::BinaryOp::Le:
+    return GenValue::ofScalar(l.number <= r.number, false);
+  case ast::BinaryOp::Gt:
+    return GenValue::ofScalar(l.number > r.number, false);
+  case ast::BinaryOp::Ge:
+    return GenValue::ofScalar(l.number >= r.number, false);
+  default:
+    return std::nullopt;
+  }
+}
+
+GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
+  if (failed)
+    return {};
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+  case ast::Expr::Kind::FloatLit:
+  case ast::Expr::Kind::BoolLit:
+    return *constantOf(expr, *scope.frame);
+  case ast::Expr::Kind::StringLit:
+    return unsupported(expr.range, "a string value");
+  case ast::Expr::Kind::DeviceLit: {
+    const ast::DeviceExpr &d = dyn_cast<ast::DeviceLitExpr>(&expr)->device;
+    GenValue v;
+    v.kind = GenValue::Kind::Device;
+    v.device = d.kind == ast::DeviceExpr::Kind::Cuda ? sema::Device::cuda(d.cudaIndex)
+                                                     : sema::Device::cpu();
+    return v;
+  }
+  case ast::Expr::Kind::DTypeLit: {
+    GenValue v;
+    v.kind = GenValue::Kind::DType;
+    v.dtype = dyn_cast<ast::DTypeLitExpr>(&expr)->dtype;
+    return v;
+  }
+  case ast::Expr::Kind::Name:
+    return genName(*dyn_cast<ast::NameExpr>(&expr), scope);
+  case ast::Expr::Kind::List:
+  case ast::Expr::Kind::Tuple: {
+    GenValue v;
+    const auto *list = dyn_cast<ast::ListExpr>(&expr);
+    v.kind = list ? GenValue::Kind::List : GenValue::Kind::Tuple;
+    for (const ast::ExprPtr &e :
+         list ? list->elements : llvm::cast<ast::TupleExpr>(&expr)->elements) {
+      v.elements.push_back(gen(*e, scope));
+      if (!v.elements.back().ok())
+        return {};
+    }
+    return v;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto *u = dyn_cast<ast::UnaryExpr>(&expr);
+    bool isNot = u->op == ast::UnaryOp::Not;
+    GenValue x = gen(*u->operand, scope);
+    if (!x.ok())
+      return {};
+    if (x.kind == GenValue::Kind::Scalar)
+      return isNot ? GenValue::ofScalar(x.number == 0 ? 1 : 0, false)
+                   : GenValue::ofScalar(-x.number, x.isInt);
+    if (x.kind != GenValue::Kind::Tensor)
+      return unsupported(expr.range, isNot ? "`not` of this value" : "negating this value");
+    if (isNot)
+      return GenValue::ofTensor(
+          mlir::mdl::NotOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
+    return GenValue::ofTensor(
+        mlir::mdl::NegOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
+  }
+  case ast::Expr::Kind::Binary:
+    return genBinary(*dyn_cast<ast::BinaryExpr>(&expr), scope);
+  case ast::Expr::Kind::Call:
+    return genCall(*dyn_cast<ast::CallExpr>(&expr), scope);
+  case ast::Expr::Kind::Member:
+    return genMember(*dyn_cast<ast::MemberExpr>(&expr), scope);
+  case ast::Expr::Kind::Index:
+    return genIndex(*dyn_cast<ast::IndexExpr>(&expr), scope);
+  case ast::Expr::Kind::Instantiate:
+    return unsupported(expr.range, "instantiating a model inside a fn");
+  }
+  return unsupported(expr.range, "this expression");
+}
+
+GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
+  auto local = scope.locals.find(name.name);
+  if (local != scope.locals.end())
+    return local->second;
+  ModelFrame &frame = *scope.frame;
+  const sema::ModelInfo &info = frame.info();
+  if (const sema::StateInfo *s = info.findState(name.name)) {
+    (void)s;
+    auto it = stateArgs.find(frame.prefix + name.name);
+    if (it == stateArgs.end())
+      return unsupported(name.range, "state `" + frame.prefix + name.name + "` with no argument");
+    return GenValue::ofTensor(it->second);
+  }
+  if (const sema::SubmodelInfo *sub = info.findSubmodel(name.name)) {
+    sema::Type t = frame.subst().apply(sub->type);
+    const ast::Expr *init = sub->decl ? sub->decl->init.get() : nullptr;
+    GenValue v;
+    if (t.kind() == sema::Type::Kind::Model && t.instance) {
+      v.kind = GenValue::Kind::Model;
+      v.model = child(frame, sub->name, t.instance, init);
+      return v;
+    }
+    if (t.kind() == sema::Type::Kind::ModelList && t.instances) {
+      v.kind = GenValue::Kind::ModelList;
+      for (size_t i = 0; i < t.instances->size(); ++i)
+        v.models.push_back(
+            child(frame, sub->name + "." + std::to_string(i), (*t.instances)[i], nullptr));
+      return v;
+    }
+    return unsupported(name.range, "this submodel");
+  }
+  // A symbolic dim the call's arguments fixed (`T` of a callee) is what
+  // they gave it, before the entry fn's `T` (which constantOf would read).
+  const sema::ExprInfo *einfo = program.typeOf(&name);
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
+    int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
+    if (extent != kDyn)
+      return GenValue::ofScalar(double(extent), true);
+  }
+  if (std::optional<GenValue> c = constantOf(name, frame))
+    return *c;
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
+    int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
+    if (extent != kDyn)
+      return GenValue::ofScalar(double(extent), true);
+    GenValue v;
+    v.kind = GenValue::Kind::Size;
+    return v;
+  }
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Device) {
+    std::optional<sema::Device> d = concreteDevice(einfo->type.dev, frame);
+    if (d) {
+      GenValue v;
+      v.kind = GenValue::Kind::Device;
+      v.device = *d;
+      return v;
+    }
+  }
+  return unsupported(name.range, "the value `" + name.name + "`");
+}
+
+GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
+  // `fc1.weight`: state of a submodel.
+  if (auto *baseName = dyn_cast<ast::NameExpr>(member.base.get())) {
+    if (!scope.locals.count(baseName->name) && scope.frame->info().findSubmodel(baseName->name)) {
+      GenValue base = genName(*baseName, scope);
+      if (base.kind == GenValue::Kind::Model) {
+        auto it = stateArgs.find(base.model->prefix + member.member.name);
+        if (it != stateArgs.end())
+          return GenValue::ofTensor(it->second);
+      }
+    }
+  }
+  GenValue base = gen(*member.base, scope);
+  if (!base.ok())
+    return {};
+  if (base.kind == GenValue::Kind::Model) {
+    auto it = stateArgs.find(base.model->prefix + member.member.name);
+    if (it != stateArgs.end())
+      return GenValue::ofTensor(it->second);
+  }
+  if (base.kind == GenValue::Kind::Tensor && member.member.name == "T") {
+    RankedTensorType t = typeOf(base.tensor);
+    int64_t rank = t.getRank();
+    if (rank < 2)
+      return base;
+    llvm::SmallVector<int64_t> shape(t.getShape());
+    std::swap(shape[rank - 2], shape[rank - 1]);
+    return GenValue::ofTensor(mlir::mdl::TransposeOp::create(
+        b, loc(member.range), withShape(base.tensor, shape), base.tensor,
+        b.getI64IntegerAttr(rank - 2), b.getI64IntegerAttr(rank - 1)));
+  }
+  return unsupported(member.range, "the member `" + member.member.name + "`");
+}
+
+mlir::Value Generator::broadcastScalar(const GenValue &scalar, mlir::Value like, Range at) {
+  RankedTensorType t = typeOf(like);
+  return mlir::mdl::FullOp::create(b, loc(at), tensorType({}, t.getElementType(), t.getEncoding()),
+                                   mlir::ValueRange{}, b.getF64FloatAttr(scalar.number));
+}
+
+llvm::SmallVector<int64_t> broadcastShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> c) {
+  size_t rank = std::max(a.size(), c.size());
+  llvm::SmallVector<int64_t> out(rank, kDyn);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < c.size() ? c[c.size() - 1 - i] : 1;
+    int64_t r;
+    if (x == 1)
+      r = y;
+    else if (y == 1)
+      r = x;
+    else if (x != kDyn)
+      r = x;
+    else
+      r = y;
+    out[rank - 1 - i] = r;
+  }
+  return out;
+}
+
+mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at) {
+  mlir::Location l = loc(at);
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (op == ast::BinaryOp::MatMul) {
+    if (lt.getRank() < 2 || rt.getRank() < 2)
+      return vectorMatmul(lhs, rhs, at);
+    auto ls = lt.getShape(), rs = rt.getShape();
+    llvm::SmallVector<int64_t> shape = broadcastShape(ls.drop_back(2), rs.drop_back(2));
+    shape.push_back(ls[ls.size() - 2]);
+    shape.push_back(rs.back());
+    return mlir::mdl::MatmulOp::create(b, l, withShape(lhs, shape), lhs, rhs);
+  }
+  llvm::SmallVector<int64_t> shape = broadcastShape(lt.getShape(), rt.getShape());
+  RankedTensorType result = withShape(lhs, shape);
+  auto cmp = [&](llvm::StringRef predicate) -> mlir::Value {
+    RankedTensorType boolType = tensorType(shape, b.getI1Type(), lt.getEncoding());
+    return mlir::mdl::CmpOp::create(b, l, boolType, b.getStringAttr(predicate), lhs, rhs);
+  };
+  switch (op) {
+  case ast::BinaryOp::Add:
+    return mlir::mdl::AddOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Sub:
+    return mlir::mdl::SubOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Mul:
+    return mlir::mdl::MulOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Div:
+    return mlir::mdl::DivOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Pow:
+    return mlir::mdl::PowOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Mod:
+    return mlir::mdl::RemOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::And:
+    return mlir::mdl::AndOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Or:
+    return mlir::mdl::OrOp::create(b, l, result, lhs, rhs);
+  case ast::BinaryOp::Eq:
+    return cmp("eq");
+  case ast::BinaryOp::Ne:
+    return cmp("ne");
+  case ast::BinaryOp::Lt:
+    return cmp("lt");
+  case ast::BinaryOp::Le:
+    return cmp("le");
+  case ast::BinaryOp::Gt:
+    return cmp("gt");
+  case ast::BinaryOp::Ge:
+    return cmp("ge");
+  default:
+    unsupported(at, "`" + ast::binaryOpSpelling(op) + "` on tensors");
+    return {};
+  }
+}
+
+mlir::Value Generator::vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at) {
+  // torch.matmul: a vector lhs is a [1, k] row and a vector rhs a [k, 1]
+  // column; the unit dim they add is dropped from the product.
+  mlir::Location l = loc(at);
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (lt.getRank() < 1 || rt.getRank() < 1) {
+    unsupported(at, "`@` with a rank-0 operand");
+    return {};
+  }
+  bool rowVector = lt.getRank() == 1, columnVector = rt.getRank() == 1;
+  mlir::Value a = rowVector ? reshape(lhs, {1, lt.getDimSize(0)}, l) : lhs;
+  mlir::Value c = columnVector ? reshape(rhs, {rt.getDimSize(0), 1}, l) : rhs;
+  mlir::Value product = binaryOp(ast::BinaryOp::MatMul, a, c, at);
+  if (!product)
+    return {};
+  llvm::SmallVector<int64_t> shape(typeOf(product).getShape());
+  if (columnVector)
+    shape.pop_back();
+  if (rowVector)
+    shape.erase(shape.end() - 1 - (columnVector ? 0 : 1));
+  return reshape(product, shape, l);
+}
+
+GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
+  // `zeros([3]) @ cuda:0`: placement of a created tensor.
+  if (binary.op == ast::BinaryOp::MatMul) {
+    const sema::ExprInfo *rhsInfo = program.typeOf(binary.rhs.get());
+    if (rhsInfo && rhsInfo->type.kind() == sema::Type::Kind::Device) {
+      GenValue dev = gen(*binary.rhs, scope);
+      if (!dev.ok())
+        return {};
+      if (auto *call = dyn_cast<ast::CallExpr>(binary.lhs.get()))
+        return genCall(*call, scope, dev.device);
+      return gen(*binary.lhs, scope);
+    }
+  }
+  GenValue lhs = gen(*binary.lhs, scope);
+  if (!lhs.ok())
+    return {};
+  GenValue rhs = gen(*binary.rhs, scope);
+  if (!rhs.ok())
+    return {};
+  bool lt = lhs.kind == GenValue::Kind::Tensor, rt = rhs.kind == GenValue::Kind::Tensor;
+  if (!lt && !rt && (lhs.kind == GenValue::Kind::Index || rhs.kind == GenValue::Kind::Index))
+    return indexArithmetic(binary, lhs, rhs, scope);
+  if (!lt && !rt) {
+    if (lhs.kind == GenValue::Kind::Scalar && rhs.kind == GenValue::Kind::Scalar)
+      if (std::optional<GenValue> c = foldScalars(binary.op, lhs, rhs))
+        return *c;
+    if (std::optional<GenValue> c = constantOf(binary, *scope.frame))
+      return *c;
+    if (lhs.kind == GenValue::Kind::Size || rhs.kind == GenValue::Kind::Size) {
+      GenValue v;
+      v.kind = GenValue::Kind::Size;
+      return v;
+    }
+    return unsupported(binary.range, "this scalar expression");
+  }
+  if (!lt && lhs.kind != GenValue::Kind::Scalar)
+    return unsupported(binary.lhs->range, "this operand");
+  if (!rt && rhs.kind != GenValue::Kind::Scalar)
+    return unsupported(binary.rhs->range, "this operand");
+  mlir::Value l = lt ? lhs.tensor : broadcastScalar(lhs, rhs.tensor, binary.lhs->range);
+  mlir::Value r = rt ? rhs.tensor : broadcastScalar(rhs, lhs.tensor, binary.rhs->range);
+  mlir::Value v = binaryOp(binary.op, l, r, binary.range);
+  if (!v)
+    return fail();
+  return GenValue::ofTensor(v);
+}
+
+GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
+  GenValue base = gen(*index.base, scope);
+  if (!base.ok())
+    return {};
+  auto constantInt = [&](const ast::Expr &e) -> std::optional<int64_t> {
+    std::optional<GenValue> v = constantOf(e, *scope.frame);
+    if (!v)
+      return std::nullopt;
+    return int64_t(v->number);
+  };
+  if (base.kind == GenValue::Kind::ModelList) {
+    std::optional<int64_t> i;
+    if (index.subscripts.size() == 1 && !index.subscripts[0].isSlice)
+      i = constantInt(*index.subscripts[0].index);
+    int64_t n = int64_t(base.models.size());
+    if (!i || *i < -n || *i >= n)
+      return unsupported(index.range, "this submodel index");
+    GenValue v;
+    v.kind = GenValue::Kind::Model;
+    v.model = base.models[size_t(*i < 0 ? *i + n : *i)];
+    return v;
+  }
+  if (base.kind == GenValue::Kind::List) { // `chunk(x, 2)[1]`
+    std::optional<int64_t> i;
+    if (index.subscripts.size() == 1 && !index.subscripts[0].isSlice)
+      i = constantInt(*index.subscripts[0].index);
+    int64_t n = int64_t(base.elements.size());
+    if (!i || *i < -n || *i >= n)
+      return unsupported(index.range, "this list index");
+    return base.elements[size_t(*i < 0 ? *i + n : *i)];
+  }
+  if (base.kind != GenValue::Kind::Tensor)
+    return unsupported(index.base->range, "indexing this value");
+
+  RankedTensorType xt = typeOf(base.tensor);
+  int64_t rank = xt.getRank();
+  if (int64_t(index.subscripts.size()) > rank)
+    return unsupported(index.range, "more subscripts than dims");
+  // Single indices known only now (a loop variable): constants of an
+  // unrolled loop, or run-time positions read by mdl.select after the
+  // static part of the subscripts.
+  llvm::DenseMap<size_t, int64_t> generatedIndices;
+  llvm::SmallVector<int64_t> runtimeDims;
+  llvm::SmallVector<mlir::Value> runtimePositions;
+  for (size_t d = 0; d < index.subscripts.size(); ++d) {
+    const ast::Slice &sub = index.subscripts[d];
+    if (sub.isSlice || constantInt(*sub.index))
+      continue;
+    std::optional<IntOperand> i = intOperand(*sub.index, scope);
+    if (!i)
+      return {};
+    if (i->constant) {
+      generatedIndices[d] = *i->constant;
+      continue;
+    }
+    runtimeDims.push_back(int64_t(d));
+    runtimePositions.push_back(i->value);
+  }
+  constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1), indexDims, shape;
+  for (size_t d = 0; d < index.subscripts.size(); ++d) {
+    const ast::Slice &sub = index.subscripts[d];
+    if (llvm::is_contained(runtimeDims, int64_t(d)))
+      continue; // whole here; mdl.select picks the position
+    int64_t extent = xt.getDimSize(d);
+    auto bound = [&](const ast::ExprPtr &e, int64_t dflt) -> std::optional<int64_t> {
+      if (!e)
+        return dflt;
+      if (auto it = generatedIndices.find(d); it != generatedIndices.end() && e == sub.index)
+        return it->second;
+      return constantInt(*e);
+    };
+    std::optional<int64_t> start = bound(sub.isSlice ? sub.begin : sub.index, 0),
+                           end = bound(sub.end, kToEnd), step = bound(sub.step, 1);
+    if (!start || !end || !step)
+      return unsupported(sub.range, "a slice bound known only at run time");
+    if (!sub.isSlice) {
+      // PyTorch raises IndexError; a static extent lets us say so here.
+      if (extent != kDyn && (*start < -extent || *start >= extent))
+        return unsupported(sub.range, "the out-of-range index " + std::to_string(*start) +
+                                          " into a dim of size " + std::to_string(extent));
+      starts[d] = *start;
+      ends[d] = *start + 1;
+      indexDims.push_back(int64_t(d));
+      continue;
+    }
+    if (*step < 1)
+      return unsupported(sub.range, "a slice step below 1");
+    starts[d] = *start;
+    ends[d] = *end;
+    steps[d] = *step;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(indexDims, d))
+      shape.push_back(xt.isDynamicDim(d) ? kDyn
+                                         : mlir::mdl::slicedExtent(starts[d], ends[d], steps[d],
+                                                                   xt.getDimSize(d)));
+  // The run-time dims, renumbered after the static indices dropped theirs.
+  llvm::SmallVector<int64_t> selectDims, finalShape;
+  for (int64_t d : runtimeDims)
+    selectDims.push_back(d - llvm::count_if(indexDims, [&](int64_t i) { return i < d; }));
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!llvm::is_contained(selectDims, int64_t(d)))
+      finalShape.push_back(shape[d]);
+  // The checker sizes a slice as (end - begin) / step without clamping; when
+  // the bounds leave the dim, PyTorch's (clamped) result disagrees with it.
+  if (const sema::ExprInfo *info = program.typeOf(&index);
+      info && info->type.isTensor() && info->type.shape.dims.size() == finalShape.size()) {
+    for (size_t d = 0; d < finalShape.size(); ++d) {
+      int64_t promised = extentOf(scopedDim(info->type.shape.dims[d], scope), *scope.frame);
+      if (promised != kDyn && finalShape[d] != kDyn && promised != finalShape[d])
+        return unsupported(index.range, "a slice that reaches outside its dim (it has " +
+                                            std::to_string(finalShape[d]) +
+                                            " elements, its type says " + std::to_string(promised) +
+                                            ")");
+    }
+  }
+  mlir::Location l = loc(index.range);
+  mlir::Value result = base.tensor;
+  bool wholeTensor = indexDims.empty() && llvm::all_of(llvm::seq<int64_t>(0, rank), [&](int64_t d) {
+                       return starts[d] == 0 && ends[d] == kToEnd && steps[d] == 1;
+                     });
+  if (!wholeTensor)
+    result = mlir::mdl::SliceOp::create(b, l, withShape(base.tensor, shape), base.tensor,
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
+                                        b.getDenseI64ArrayAttr(indexDims));
+  if (!selectDims.empty())
+    result = mlir::mdl::SelectOp::create(b, l, withShape(result, finalShape), result,
+                                         runtimePositions, b.getDenseI64ArrayAttr(selectDims));
+  return GenValue::ofTensor(result);
+}
+
+std::optional<IntOperand> Generator::intOperandOf(const GenValue &v, const ast::Expr &expr,
+                                                  Scope &scope) {
+  if (v.kind == GenValue::Kind::Scalar && v.isInt)
+    return IntOperand{int64_t(v.number), {}};
+  if (v.kind == GenValue::Kind::Index)
+    return IntOperand{std::nullopt, v.index};
+  if (v.kind == GenValue::Kind::Size) {
+    // A symbolic dim (`T` of `x: f32[B, T, I]`): read from the input.
+    const sema::ExprInfo *info = program.typeOf(&expr);
+    if (info && info->type.intValue)
+      if (mlir::Value size =
+              sizeValue(scopedDim(*info->type.intValue, scope), scope, loc(expr.range)))
+        return IntOperand{std::nullopt, size};
+  }
+  unsupported(expr.range, "this int as a loop bound or subscript");
+  return std::nullopt;
+}
+
+GenValue Generator::indexArithmetic(const ast::BinaryExpr &binary, const GenValue &lhs,
+                                    const GenValue &rhs, Scope &scope) {
+  std::optional<IntOperand> l = intOperandOf(lhs, *binary.lhs, scope);
+  std::optional<IntOperand> r = l ? intOperandOf(rhs, *binary.rhs, scope) : std::nullopt;
+  if (!l || !r)
+    return {};
+  mlir::Location at = loc(binary.range);
+  mlir::Value a = indexValue(*l, at), c = indexValue(*r, at);
+  GenValue v;
+  v.kind = GenValue::Kind::Index;
+  switch (binary.op) {
+  case ast::BinaryOp::Add:
+    v.index = mlir::arith::AddIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Sub:
+    v.index = mlir::arith::SubIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Mul:
+    v.index = mlir::arith::MulIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Div: // Python's `//` on ints, as foldScalars
+    v.index = mlir::arith::FloorDivSIOp::create(b, at, a, c);
+    return v;
+  case ast::BinaryOp::Mod: {
+    mlir::Value quotient = mlir::arith::FloorDivSIOp::create(b, at, a, c);
+    v.index =
+        mlir::arith::SubIOp::create(b, at, a, mlir::arith::MulIOp::create(b, at, quotient, c));
+    return v;
+  }
+  default:
+    return unsupported(binary.range, "`" + ast::binaryOpSpelling(binary.op) +
+                                         "` on an int known only at run time");
+  }
+}
+
+} // namespace modelc::mlirgen::detail
