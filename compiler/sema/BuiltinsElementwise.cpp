@@ -1,0 +1,263 @@
+//===- BuiltinsElementwise.cpp - Elementwise ops, reductions, losses ------===//
+//
+// Typing rules of the built-ins that keep their operand's shape or reduce
+// it: activations and math (relu ... neg), sum/mean/max/min, softmax and
+// log_softmax, where, masked_fill, triu/tril, cast, to, and the losses
+// (cross_entropy, nll_loss).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/BuiltinCall.h"
+
+#include "llvm/Support/Casting.h"
+
+using llvm::dyn_cast;
+
+namespace modelc::sema::detail {
+
+Value BuiltinCall::elementwise(bool floatOnly) {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  if (floatOnly ? !floating(*x) : x->type.dtype == ast::DType::Bool) {
+    if (!floatOnly)
+      c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
+          .primary("argument of `" + spec.name.str() + "`");
+    return failed();
+  }
+  if (spec.id == BI::Dropout && has(1)) {
+    Type::Kind k = val(1).type.kind();
+    if (k != Type::Kind::Float && k != Type::Kind::Int) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "float", c.typeStr(val(1)));
+      return failed();
+    }
+  }
+  Value v = *x;
+  v.expr = nullptr;
+  return v;
+}
+
+Value BuiltinCall::reduce(bool floatOnly, bool isSoftmax) {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  if (floatOnly && !floating(*x))
+    return failed();
+  if (isSoftmax) {
+    std::optional<int64_t> d = constInt(1, 0);
+    if (!d || !c.normalizeDim(*d, *x, rangeOf(1)))
+      return failed();
+    Value v = *x;
+    v.expr = nullptr;
+    return v;
+  }
+  bool keepdim = false;
+  if (has(2)) {
+    if (val(2).type.kind() != Type::Kind::Bool) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(2), "bool", c.typeStr(val(2)));
+      return failed();
+    }
+    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[2].expr);
+    if (!lit) {
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(2), "keepdim", "a run-time bool");
+      return failed();
+    }
+    keepdim = lit->value;
+  }
+  Shape shape;
+  if (has(1)) {
+    std::optional<int64_t> d = constInt(1, 0);
+    if (!d)
+      return failed();
+    std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(1));
+    if (!dim)
+      return failed();
+    shape = x->type.shape;
+    if (keepdim)
+      shape.dims[*dim] = Dim::constant(1);
+    else
+      shape.dims.erase(shape.dims.begin() + *dim);
+  } // else: reducing everything gives a rank-0 tensor
+  return result(x->type.dtype, std::move(shape), x->type.dev, *x);
+}
+
+Value BuiltinCall::where() {
+  const Value *mask = tensor(0);
+  if (!mask)
+    return failed();
+  if (mask->type.dtype != ast::DType::Bool) {
+    c.diags_.report(DiagId::ExpectedBoolMask, mask->range(), spec.name, c.typeStr(*mask));
+    return failed();
+  }
+  const Value &a = val(1), &b = val(2);
+  const Value *t = a.type.isTensor() ? &a : b.type.isTensor() ? &b : nullptr;
+  if (!t) {
+    c.diags_.report(DiagId::ExpectedTensor, rangeOf(1), spec.name, c.typeStr(a))
+        .primary("at least one of the values must be a tensor");
+    return failed();
+  }
+  for (const Value *v : {&a, &b}) {
+    if (v == t)
+      continue;
+    if (v->type.isTensor() ? !c.requireSameDType(spec.name, *t, *v)
+                           : !c.checkScalarOperand(spec.name, *t, *v))
+      return failed();
+  }
+  std::optional<Device> dev = devices({mask, &a, &b});
+  if (!dev)
+    return failed();
+  std::optional<Shape> shape = mask->type.shape;
+  for (const Value *v : {&a, &b})
+    if (v->type.isTensor() && shape)
+      shape = c.broadcast(*shape, v->type.shape);
+  if (!shape) {
+    c.diags_.report(DiagId::BroadcastMismatch, call.range, mask->type.shape.str(),
+                    t->type.shape.str(), spec.name);
+    return failed();
+  }
+  return result(t->type.dtype, std::move(*shape), *dev, *t);
+}
+
+Value BuiltinCall::loss() {
+  const Value *logits = tensor(0), *target = tensor(1);
+  const Value *weight = has(2) ? tensor(2) : nullptr;
+  if (!logits || !target || (has(2) && !weight))
+    return failed();
+  if (!floating(*logits) || !integerIndex(*target) ||
+      (weight && !c.requireSameDType(spec.name, *logits, *weight)))
+    return failed();
+  std::optional<Device> dev = devices({logits, target, weight});
+  if (!dev)
+    return failed();
+  const Shape &ls = logits->type.shape;
+  if (ls.hasPack() || ls.dims.empty() || ls.dims.size() > 2) {
+    c.diags_.report(DiagId::RankMismatch, logits->range(), spec.name, "2 ([N, C])", ls.dims.size())
+        .primary(c.typeStr(*logits));
+    return failed();
+  }
+  Shape wantTarget;
+  if (ls.dims.size() == 2)
+    wantTarget.dims.push_back(ls.dims[0]);
+  if (target->type.shape != wantTarget) {
+    c.diags_
+        .report(DiagId::ShapeMismatch, target->range(), wantTarget.str(), target->type.shape.str())
+        .primary(c.typeStr(*target))
+        .label(logits->range(), c.typeStr(*logits));
+    return failed();
+  }
+  if (weight) {
+    Shape wantWeight;
+    wantWeight.dims.push_back(ls.dims.back());
+    if (weight->type.shape != wantWeight) {
+      c.diags_
+          .report(DiagId::ShapeMismatch, weight->range(), wantWeight.str(),
+                  weight->type.shape.str())
+          .primary(c.typeStr(*weight))
+          .note("class weights have one entry per class");
+      return failed();
+    }
+  }
+  return result(logits->type.dtype, Shape(), *dev, *logits);
+}
+
+Value BuiltinCall::cast() {
+  const Value *x = tensor(0);
+  std::optional<ast::DType> dtype = dtypeArg(1, ast::DType::F32);
+  if (!x || !dtype)
+    return failed();
+  Value v = *x;
+  v.type.dtype = *dtype;
+  v.expr = nullptr;
+  return v;
+}
+
+Value BuiltinCall::to() {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  const Value &d = val(1);
+  if (d.type.kind() != Type::Kind::Device) {
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a device", c.typeStr(d));
+    return failed();
+  }
+  Device from = c.resolve(x->type.dev), target = d.type.dev;
+  if (from == target) {
+    // `x.to(D)`: delete from the end of `x` to the closing parenthesis.
+    Range transfer = receiver_ && receiver_->expr
+                         ? Range{receiver_->expr->range.end, call.range.end}
+                         : call.range;
+    auto diag = c.diags_.report(DiagId::RedundantTransfer, transfer, target.str());
+    diag.primary("this transfer does nothing").label(x->range(), c.typeStr(*x));
+    DeviceOrigin origin = c.originOf(*x);
+    if (origin.isKnown())
+      diag.note(origin.message.str(), origin.range);
+    if (receiver_ && receiver_->expr)
+      diag.help("remove it", {{transfer, ""}});
+    else if (x->expr)
+      diag.help("remove it", {{Range{call.range.begin, x->expr->range.begin}, ""},
+                              {Range{x->expr->range.end, call.range.end}, ""}});
+  }
+  Value v = *x;
+  v.expr = nullptr;
+  v.type.dev = target;
+  v.origin.kind = DeviceOrigin::Kind::Transfer;
+  v.origin.range = call.range;
+  v.origin.editRange = Range();
+  v.origin.message =
+      c.program_.save("`" + c.shortText(call.range) + "` moves it to " + target.str() + " here");
+  return v;
+}
+
+/// torch.masked_fill: `value` where `mask` (broadcast to x's shape) holds.
+Value BuiltinCall::maskedFill() {
+  const Value *x = tensor(0), *mask = tensor(1);
+  if (!x || !mask)
+    return failed();
+  if (mask->type.dtype != ast::DType::Bool) {
+    c.diags_.report(DiagId::ExpectedBoolMask, mask->range(), spec.name, c.typeStr(*mask))
+        .primary(c.typeStr(*mask));
+    return failed();
+  }
+  const Value &value = val(2);
+  if (value.type.isTensor()) {
+    if (value.type.rank() != 0 || value.type.shape.hasPack()) {
+      c.diags_.report(DiagId::RankMismatch, rangeOf(2), spec.name, 0, value.type.rank())
+          .primary("the fill value is a number or a 0-dim tensor");
+      return failed();
+    }
+    if (!c.requireSameDType(spec.name, *x, value))
+      return failed();
+  } else if (!c.checkScalarOperand(spec.name, *x, value)) {
+    return failed();
+  }
+  std::optional<Device> dev = devices({x, mask, value.type.isTensor() ? &value : nullptr});
+  if (!dev)
+    return failed();
+  std::optional<Shape> shape = c.broadcast(x->type.shape, mask->type.shape);
+  if (!shape || *shape != x->type.shape) {
+    c.diags_
+        .report(DiagId::BroadcastMismatch, mask->range(), mask->type.shape.str(),
+                x->type.shape.str(), spec.name)
+        .primary("the mask must broadcast to the shape of `x`")
+        .label(x->range(), c.typeStr(*x));
+    return failed();
+  }
+  return result(x->type.dtype, x->type.shape, *dev, *x);
+}
+
+/// torch.triu / torch.tril over the last two dims.
+Value BuiltinCall::triangle() {
+  const Value *x = tensor(0);
+  if (!x)
+    return failed();
+  if (!constInt(1, 0))
+    return failed();
+  if (x->type.rank() < 2) {
+    c.diags_.report(DiagId::RankMismatch, x->range(), spec.name, "2 or more", x->type.rank())
+        .primary(c.typeStr(*x));
+    return failed();
+  }
+  return result(x->type.dtype, x->type.shape, x->type.dev, *x);
+}
+
+} // namespace modelc::sema::detail
