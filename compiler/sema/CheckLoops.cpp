@@ -173,6 +173,6 @@ void Checker::checkAssign(const ast::AssignStmt &assign) {
   bool carried = !ctx.loopScopes.empty() && scopeIndex < ctx.loopScopes.back();
   if (carried && reportCarriedTypeChange(assign, *target, v))
     return;
-  checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value), target->declRange,
-                       "`" + assign.target.name + "`", false);
+  checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value),
+                       target->declRange, "`" + assign.target.name + "`", false);
 }

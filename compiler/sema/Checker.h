@@ -8,6 +8,19 @@
 // initialisers and fn bodies. Errors never cascade: a failed expression has
 // the Error type, which poisons everything built from it silently.
 //
+// Its member functions live by kind of construct:
+//   Checker.cpp          the phases, model declarations, fn bodies
+//   CheckTypes.cpp       types, dims and devices as written
+//   CheckSubmodels.cpp   submodel instances and lists of them
+//   CheckStatements.cpp  statement dispatch, let, return, expression statements
+//   CheckConditions.cpp  `if` and `assert` on compile-time conditions
+//   CheckLoops.cpp       `for` loops and assignments
+//   CheckTuples.cpp      tuples and their destructuring
+//   CheckExpr.cpp        expressions, calls of model fns
+//   Builtins*.cpp        built-in calls (BuiltinCall.h lists the families)
+//   CheckOperands.cpp    one device, one dtype, broadcasting of operands
+//   CallArity.cpp        "takes N arguments, got M"
+//
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_SEMA_CHECKER_H
 #define MODELC_SEMA_CHECKER_H
