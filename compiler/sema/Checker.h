@@ -16,7 +16,10 @@
 //   CheckConditions.cpp  `if` and `assert` on compile-time conditions
 //   CheckLoops.cpp       `for` loops and assignments
 //   CheckTuples.cpp      tuples and their destructuring
-//   CheckExpr.cpp        expressions, calls of model fns
+//   CheckExpr.cpp        the expression dispatch, names (ResolveName.h)
+//   CheckOperators.cpp   arithmetic, comparisons, matmul, `created @ device`
+//   CheckCalls.cpp       calls of models and their fns; which callee a call reaches
+//   CheckMembers.cpp     `a.b` and subscripts
 //   Builtins*.cpp        built-in calls (BuiltinCall.h lists the families)
 //   CheckOperands.cpp    one device, one dtype, broadcasting of operands
 //   CallArity.cpp        "takes N arguments, got M"
@@ -70,7 +73,7 @@ public:
   void checkAll();
 
   // --- Used by the expression and built-in checkers (CheckExpr.cpp,
-  // Builtins.cpp); not an API for clients.
+  // Builtins*.cpp); not an API for clients.
   struct Local {
     Value value;
     Range declRange;
