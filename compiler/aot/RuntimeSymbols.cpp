@@ -59,11 +59,13 @@ extern "C" void modelc::aot::modelc_aot_memref_copy(int64_t elementSize, Unranke
 }
 
 llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
-  // `_mlir_ciface_` + lower::kSgemmFunction / kMatmulEpilogueFunction /
+  // `_mlir_ciface_` + lower::kSgemmFunction / kBatchSgemmFunction / kMatmulEpilogueFunction /
   // kConv2dFunction / kConv2dEpilogueFunction / kConv2dPoolFunction: the C interfaces the matmul
   // and conv passes call.
   static const RuntimeSymbol symbols[] = {
       {"_mlir_ciface_modelc_sgemm", reinterpret_cast<const void *>(&modelc_sgemm_ciface)},
+      {"_mlir_ciface_modelc_batch_sgemm",
+       reinterpret_cast<const void *>(&modelc_batch_sgemm_ciface)},
       {"_mlir_ciface_modelc_matmul_epilogue",
        reinterpret_cast<const void *>(&modelc_matmul_epilogue_ciface)},
       {"_mlir_ciface_modelc_conv2d", reinterpret_cast<const void *>(&modelc_conv2d_ciface)},

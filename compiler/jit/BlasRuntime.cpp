@@ -94,6 +94,27 @@ extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRe
   multiply(*a, *b, *c, /*accumulate=*/true, Epilogue());
 }
 
+extern "C" void modelc_batch_sgemm_ciface(StridedMemRefType<float, 3> *a,
+                                          StridedMemRefType<float, 3> *b,
+                                          StridedMemRefType<float, 3> *c) {
+  // Matrix i of a 3-D buffer as a 2-D one.
+  auto matrix = [](const StridedMemRefType<float, 3> &m, int64_t i) {
+    StridedMemRefType<float, 2> view;
+    view.basePtr = m.basePtr;
+    view.data = m.data;
+    view.offset = m.offset + i * m.strides[0];
+    view.sizes[0] = m.sizes[1];
+    view.sizes[1] = m.sizes[2];
+    view.strides[0] = m.strides[1];
+    view.strides[1] = m.strides[2];
+    return view;
+  };
+  for (int64_t i = 0; i < c->sizes[0]; ++i) {
+    StridedMemRefType<float, 2> ai = matrix(*a, i), bi = matrix(*b, i), ci = matrix(*c, i);
+    multiply(ai, bi, ci, /*accumulate=*/true, Epilogue());
+  }
+}
+
 extern "C" void modelc_matmul_epilogue_ciface(StridedMemRefType<float, 2> *a,
                                               StridedMemRefType<float, 2> *b,
                                               StridedMemRefType<float, 2> *c,

@@ -13,6 +13,12 @@
 extern "C" void modelc_sgemm_ciface(StridedMemRefType<float, 2> *a, StridedMemRefType<float, 2> *b,
                                     StridedMemRefType<float, 2> *c);
 
+/// C[i] += A[i] * B[i] for each i of the (first) batch dim, each product
+/// as modelc_sgemm runs it. Bound to `_mlir_ciface_modelc_batch_sgemm`.
+extern "C" void modelc_batch_sgemm_ciface(StridedMemRefType<float, 3> *a,
+                                          StridedMemRefType<float, 3> *b,
+                                          StridedMemRefType<float, 3> *c);
+
 /// C = epilogue(A * B) in one call: `steps` lists what follows the product,
 /// four bits per step from the low end (GemmKernels.h: 1 add the next of
 /// X0, X1; 2 ReLU; 3 GELU (erf); 4 tanh; 5 SiLU; 6 sigmoid; 0 ends). An Add

@@ -130,6 +130,9 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     llvm::orc::SymbolMap symbols;
     symbols[interner(std::string("_mlir_ciface_") + lower::kSgemmFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_sgemm_ciface), llvm::JITSymbolFlags::Exported};
+    symbols[interner(std::string("_mlir_ciface_") + lower::kBatchSgemmFunction)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&modelc_batch_sgemm_ciface),
+        llvm::JITSymbolFlags::Exported};
     symbols[interner(std::string("_mlir_ciface_") + lower::kMatmulEpilogueFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_matmul_epilogue_ciface),
         llvm::JITSymbolFlags::Exported};

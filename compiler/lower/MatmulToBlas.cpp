@@ -41,6 +41,12 @@ MemRefType dynamicStrided2d(MLIRContext *ctx) {
                          layout);
 }
 
+MemRefType dynamicStrided3d(MLIRContext *ctx) {
+  SmallVector<int64_t> dynamic(3, ShapedType::kDynamic);
+  return MemRefType::get(dynamic, Float32Type::get(ctx),
+                         StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynamic));
+}
+
 /// A linalg.fill of 0.0 into `buffer` earlier in its block.
 linalg::FillOp zeroFillOf(Value buffer, Operation *before) {
   for (Operation *user : buffer.getUsers()) {
@@ -269,6 +275,28 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
           }))
         matmuls.push_back(op);
     });
+    // Batched products (attention's scores and weighted sums): one call
+    // accumulating into the zero-filled C, the runtime taking each matrix.
+    SmallVector<linalg::BatchMatmulOp> batched;
+    module.walk([&](linalg::BatchMatmulOp op) {
+      if (op.hasPureBufferSemantics() &&
+          op.getIndexingMapsArray() == op.getDefaultIndexingMaps(ctx) &&
+          llvm::all_of(op->getOperandTypes(), [](Type type) {
+            auto memref = dyn_cast<MemRefType>(type);
+            return memref && memref.getRank() == 3 && memref.getElementType().isF32();
+          }))
+        batched.push_back(op);
+    });
+    MemRefType batchType = dynamicStrided3d(ctx);
+    for (linalg::BatchMatmulOp op : batched) {
+      func::FuncOp callee = declare(module, kBatchSgemmFunction, {batchType, batchType, batchType});
+      OpBuilder builder(op);
+      SmallVector<Value> args;
+      for (Value operand : op->getOperands())
+        args.push_back(memref::CastOp::create(builder, op.getLoc(), batchType, operand));
+      func::CallOp::create(builder, op.getLoc(), callee, args);
+      op.erase();
+    }
     MemRefType argType = dynamicStrided2d(ctx);
     for (linalg::MatmulOp op : matmuls) {
       EpilogueFusion fusion;

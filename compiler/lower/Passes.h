@@ -38,6 +38,10 @@ std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
 
+/// C[i] += A[i] * B[i] for each i of the batch: `_mlir_ciface_modelc_batch_sgemm(
+/// A, B, C)` (3-D strided memrefs).
+inline constexpr const char *kBatchSgemmFunction = "modelc_batch_sgemm";
+
 /// C = epilogue(A * B): `_mlir_ciface_modelc_matmul_epilogue(A, B, C, X0, X1,
 /// int64_t steps)` (2-D strided memrefs; jit/BlasRuntime.h has the encoding).
 inline constexpr const char *kMatmulEpilogueFunction = "modelc_matmul_epilogue";

@@ -33,3 +33,25 @@ func.func @linear(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>) -> tensor<?x4xf32> {
   %0 = mdl.matmul %x, %wt : tensor<?x6xf32>, tensor<6x4xf32> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// Batched products of one rank without broadcasting (attention's scores):
+// the batch dims merged into one, one call taking each matrix to the library.
+// CHECK-LABEL: func.func @attention_scores
+// CHECK: memref.collapse_shape
+// CHECK: call @modelc_batch_sgemm(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>,
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @attention_scores(%q: tensor<?x4x8x16xf32>, %k: tensor<?x4x16x8xf32>) -> tensor<?x4x8x8xf32> {
+  %0 = mdl.matmul %q, %k : tensor<?x4x8x16xf32>, tensor<?x4x16x8xf32> -> tensor<?x4x8x8xf32>
+  return %0 : tensor<?x4x8x8xf32>
+}
+
+// A stretched batch dim (1 against B) stays a loop nest.
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK-NOT: call @modelc_batch_sgemm
+// CHECK: linalg.generic
+func.func @broadcast_batch(%a: tensor<?x8x16xf32>, %b: tensor<1x16x8xf32>) -> tensor<?x8x8xf32> {
+  %0 = mdl.matmul %a, %b : tensor<?x8x16xf32>, tensor<1x16x8xf32> -> tensor<?x8x8xf32>
+  return %0 : tensor<?x8x8xf32>
+}
