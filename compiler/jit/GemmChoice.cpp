@@ -300,6 +300,59 @@ GemmKernel chooseKernel(const GemmProblem &problem) {
   return best;
 }
 
+#if MODELC_HAVE_DNNL
+/// Products of at least this many multiply-adds (and under kParallelMinMacs)
+/// have their thread count measured; smaller ones always run serially.
+constexpr double kMeasuredThreadsMinMacs = 1.0 * 1024 * 1024;
+
+/// The fastest of `kernel`'s runs of `problem` into a scratch copy of c.
+double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
+  std::vector<float> scratch(size_t(problem.m * problem.n));
+  GemmProblem trial = problem;
+  trial.c = scratch.data();
+  trial.ldc = problem.n;
+  for (int64_t i = 0; i < problem.m; ++i)
+    std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
+  double once = secondsOf([&] { runGemmKernel(kernel, trial); });
+  int reps = int(std::clamp(0.005 / std::max(once, 1e-7), 3.0, 50.0));
+  double fastest = INFINITY;
+  for (int r = 0; r < reps; ++r)
+    fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
+  return fastest;
+}
+
+/// Whether `problem` runs on the calling thread (RuntimeThreads.h). Small
+/// products do, large ones do not; in between (1M-16M multiply-adds) it is
+/// measured once per shape class and process, each way with the kernel
+/// chosen for it: a second core pays there on a quiet machine (MLP batch
+/// 64 on 2 threads), while on a loaded one a descheduled OpenMP worker can
+/// cost more than it saves. Parallel must win by 10% to be kept.
+/// `measure` false: never time, the threshold decides what is not known.
+bool runsSerially(const GemmProblem &problem, bool measure) {
+  double macs = problem.macs();
+  if (omp_get_max_threads() <= 1 || macs >= kParallelMinMacs)
+    return false;
+  if (macs < kMeasuredThreadsMinMacs)
+    return true;
+  static std::mutex mutex;
+  static std::map<ClassKey, bool> decisions;
+  std::lock_guard<std::mutex> lock(mutex);
+  ClassKey key = classOf(problem);
+  auto found = decisions.find(key);
+  if (found != decisions.end())
+    return found->second;
+  if (!measure || !problem.c)
+    return true;
+  double parallel = bestSeconds(chooseKernel(problem), problem), serial;
+  {
+    SerialScope one(true);
+    serial = bestSeconds(chooseKernel(problem), problem);
+  }
+  return decisions[key] = !(parallel < 0.9 * serial);
+}
+
+#endif
+
 } // namespace
 
 GemmKernel gemmKernelSetting() {
@@ -341,7 +394,7 @@ GemmKernel measuredGemmKernel(int64_t m, int64_t n, int64_t k) {
   problem.n = n;
   problem.k = k;
 #if MODELC_HAVE_DNNL
-  SerialScope serial(problem.macs() < kParallelMinMacs); // as runGemm decides
+  SerialScope serial(runsSerially(problem, /*measure=*/false)); // as runGemm decided
 #endif
   ChoiceTable &choices = table();
   std::lock_guard<std::mutex> lock(choices.mutex);
@@ -352,9 +405,8 @@ GemmKernel measuredGemmKernel(int64_t m, int64_t n, int64_t k) {
 
 void runGemm(const GemmProblem &problem) {
 #if MODELC_HAVE_DNNL
-  // Small products run on the calling thread (RuntimeThreads.h); decided
-  // before the choice, whose shape class includes the thread count.
-  SerialScope serial(problem.macs() < kParallelMinMacs);
+  // Decided before the choice, whose shape class includes the thread count.
+  SerialScope serial(runsSerially(problem, /*measure=*/true));
 #endif
   GemmKernel chosen = chooseKernel(problem);
   if (runGemmKernel(chosen, problem))

@@ -15,9 +15,11 @@
 
 namespace modelc::jit {
 
-/// Below this many multiply-adds (~100-200 µs on one AVX-512 core) a
-/// library call runs on one thread: the most a second thread could save is
-/// less than one stall on a descheduled worker costs (docs/performance.md).
+/// Below this many multiply-adds (~100-200 µs on one AVX-512 core) a conv
+/// runs on one thread: the most a second thread could save is less than
+/// one stall on a descheduled worker costs (docs/performance.md). Matrix
+/// products from 1M multiply-adds up to it measure which is faster
+/// (GemmChoice.cpp).
 inline constexpr double kParallelMinMacs = 16.0 * 1024 * 1024;
 
 /// Limits OpenMP to the calling thread for its lifetime when `serial`.
