@@ -388,7 +388,9 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
   }
   key.insert(key.end(), {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
                          p.accumulate, p.bias != nullptr, p.activations, pool.kernel[0],
-                         pool.kernel[1], pool.stride[0], pool.stride[1], forcedConvLayout()});
+                         pool.kernel[1], pool.stride[0], pool.stride[1], forcedConvLayout(),
+                         // oneDNN keeps the work split of the thread count at creation.
+                         omp_get_max_threads()});
   return key;
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <omp.h>
 #include <unordered_map>
 #endif
 #if MODELC_HAVE_CBLAS
@@ -208,6 +209,9 @@ std::unique_ptr<CachedMatmul> createMatmul(const GemmProblem &p) {
 const CachedMatmul &lookupMatmul(const GemmProblem &p) {
   std::vector<int64_t> key = {p.m,          p.n,   p.k,   p.transposeA, p.lda,
                               p.transposeB, p.ldb, p.ldc, p.accumulate, p.epilogue.code};
+  // oneDNN splits the work for the thread count at creation and keeps that
+  // split: a primitive made on one thread runs on one thread.
+  key.push_back(omp_get_max_threads());
   for (int i = 0; i < p.epilogue.operandCount; ++i)
     key.insert(key.end(), {p.epilogue.operands[size_t(i)].rowStride,
                            p.epilogue.operands[size_t(i)].colStride});
