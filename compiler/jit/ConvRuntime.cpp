@@ -409,16 +409,8 @@ const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, 
 /// The conv (and the pooling, when `pool` is active: then `out` only gives
 /// the conv output's dims and `pooled` is written); false when oneDNN
 /// declined.
-bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
-             const PoolParams &pool = {}, const View5 &pooled = {}) {
-  // The same decision when the primitive is created (it may size its work
-  // split then) and run.
-  double macs = 1;
-  for (int64_t size : out.sizes)
-    macs *= double(size);
-  for (int d = 2; d < 5; ++d)
-    macs *= double(w.sizes[d]);
-  modelc::jit::SerialScope serial(macs < modelc::jit::kParallelMinMacs);
+bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+                 const PoolParams &pool, const View5 &pooled) {
   const CachedConv &conv = lookupConv(in, w, out, p, pool, pooled);
   if (!conv.primitive)
     return false;
@@ -469,6 +461,56 @@ bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams
   }
   stream.wait();
   return true;
+}
+
+/// Whether a conv runs on the calling thread. Small convs do and large
+/// ones do not (RuntimeThreads.h); in between (1M-16M multiply-adds, more
+/// than one thread) it is measured once per shape and process on the
+/// call's own operands, serial against parallel (warm runs, best of three),
+/// parallel kept when 10% faster, as products do (GemmChoice.cpp). A conv
+/// that accumulates into its output is not run twice: the threshold decides.
+bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 &out,
+                      const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
+  if (omp_get_max_threads() <= 1 || macs >= kParallelMinMacs)
+    return false;
+  if (macs < 1024.0 * 1024 || p.accumulate)
+    return true;
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, bool> decisions;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<int64_t> key = cacheKey(in, w, out, p, pool, pooled);
+  auto found = decisions.find(key);
+  if (found != decisions.end())
+    return found->second;
+  auto best = [&](bool serial) {
+    SerialScope scope(serial);
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 5; ++run) {
+      auto start = std::chrono::steady_clock::now();
+      if (!executeConv(in, w, out, p, pool, pooled))
+        return fastest;
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (run >= 2) // the first runs create the primitive and wake the threads
+        fastest = std::min(fastest, seconds);
+    }
+    return fastest;
+  };
+  double serial = best(true), parallel = best(false);
+  return decisions[key] = !(parallel < 0.9 * serial);
+}
+
+bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+             const PoolParams &pool = {}, const View5 &pooled = {}) {
+  double macs = 1;
+  for (int64_t size : out.sizes)
+    macs *= double(size);
+  for (int d = 2; d < 5; ++d)
+    macs *= double(w.sizes[d]);
+  // The same thread count when the primitive is created (oneDNN sizes its
+  // work split then; the cache key has it) and run.
+  SerialScope serial(convRunsSerially(macs, in, w, out, p, pool, pooled));
+  return executeConv(in, w, out, p, pool, pooled);
 }
 
 #endif

@@ -15,11 +15,11 @@
 
 namespace modelc::jit {
 
-/// Below this many multiply-adds (~100-200 µs on one AVX-512 core) a conv
-/// runs on one thread: the most a second thread could save is less than
-/// one stall on a descheduled worker costs (docs/performance.md). Matrix
-/// products from 1M multiply-adds up to it measure which is faster
-/// (GemmChoice.cpp).
+/// From this many multiply-adds (~100-200 µs on one AVX-512 core) on, a
+/// library call runs on all threads; under 1M on the calling thread (a
+/// stall on a descheduled worker costs more than a second thread could
+/// save, docs/performance.md); in between, products (GemmChoice.cpp) and
+/// convs (ConvRuntime.cpp) measure which is faster.
 inline constexpr double kParallelMinMacs = 16.0 * 1024 * 1024;
 
 /// Limits OpenMP to the calling thread for its lifetime when `serial`.
