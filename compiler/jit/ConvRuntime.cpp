@@ -465,10 +465,10 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
 
 /// Whether a conv runs on the calling thread. Small convs do and large
 /// ones do not (RuntimeThreads.h); in between (1M-16M multiply-adds, more
-/// than one thread) it is measured once per shape and process on the
-/// call's own operands, serial against parallel (warm runs, best of three),
-/// parallel kept when 10% faster, as products do (GemmChoice.cpp). A conv
-/// that accumulates into its output is not run twice: the threshold decides.
+/// than one thread) it is measured per shape and process (first call and
+/// again later, ThreadDecision) on the call's own operands, serial against parallel (warm runs,
+/// best of three), parallel kept when 10% faster, as products do (GemmChoice.cpp). A conv that
+/// accumulates into its output is not run twice: the threshold decides.
 bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 &out,
                       const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
   if (omp_get_max_threads() <= 1 || macs >= kParallelMinMacs)
@@ -476,12 +476,11 @@ bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 
   if (macs < 1024.0 * 1024 || p.accumulate)
     return true;
   static std::mutex mutex;
-  static std::map<std::vector<int64_t>, bool> decisions;
+  static std::map<std::vector<int64_t>, ThreadDecision> decisions;
   std::lock_guard<std::mutex> lock(mutex);
-  std::vector<int64_t> key = cacheKey(in, w, out, p, pool, pooled);
-  auto found = decisions.find(key);
-  if (found != decisions.end())
-    return found->second;
+  ThreadDecision &decision = decisions[cacheKey(in, w, out, p, pool, pooled)];
+  if (!decision.measureNow())
+    return decision.serial;
   auto best = [&](bool serial) {
     SerialScope scope(serial);
     double fastest = std::numeric_limits<double>::infinity();
@@ -497,7 +496,8 @@ bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 
     return fastest;
   };
   double serial = best(true), parallel = best(false);
-  return decisions[key] = !(parallel < 0.9 * serial);
+  decision.serial = !(parallel < 0.9 * serial);
+  return decision.serial;
 }
 
 bool runConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,

@@ -326,7 +326,8 @@ double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
 
 /// Whether `problem` runs on the calling thread (RuntimeThreads.h). Small
 /// products do, large ones do not; in between (1M-16M multiply-adds) it is
-/// measured once per shape class and process, each way with the kernel
+/// measured per shape class and process (first call and again later,
+/// ThreadDecision), each way with the kernel
 /// chosen for it: a second core pays there on a quiet machine (MLP batch
 /// 64 on 2 threads), while on a loaded one a descheduled OpenMP worker can
 /// cost more than it saves. Parallel must win by 10% to be kept.
@@ -338,20 +339,23 @@ bool runsSerially(const GemmProblem &problem, bool measure) {
   if (macs < kMeasuredThreadsMinMacs)
     return true;
   static std::mutex mutex;
-  static std::map<ClassKey, bool> decisions;
+  static std::map<ClassKey, ThreadDecision> decisions;
   std::lock_guard<std::mutex> lock(mutex);
   ClassKey key = classOf(problem);
-  auto found = decisions.find(key);
-  if (found != decisions.end())
-    return found->second;
-  if (!measure || !problem.c)
-    return true;
+  if (!measure || !problem.c) {
+    auto found = decisions.find(key);
+    return found == decisions.end() || found->second.serial;
+  }
+  ThreadDecision &decision = decisions[key];
+  if (!decision.measureNow())
+    return decision.serial;
   double parallel = bestSeconds(chooseKernel(problem), problem), serial;
   {
     SerialScope one(true);
     serial = bestSeconds(chooseKernel(problem), problem);
   }
-  return decisions[key] = !(parallel < 0.9 * serial);
+  decision.serial = !(parallel < 0.9 * serial);
+  return decision.serial;
 }
 
 #endif

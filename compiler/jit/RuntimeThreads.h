@@ -22,6 +22,24 @@ namespace modelc::jit {
 /// convs (ConvRuntime.cpp) measure which is faster.
 inline constexpr double kParallelMinMacs = 16.0 * 1024 * 1024;
 
+/// A measured serial-or-parallel decision is taken on the first call of a
+/// shape and taken again on its this-many-th call: start-up work in the
+/// process or beside it (a host loading, a peer process importing) can skew
+/// the first measurement toward serial.
+inline constexpr int kThreadDecisionRemeasureCall = 64;
+
+/// One shape's measured decision and how often it was asked.
+struct ThreadDecision {
+  bool serial = true;
+  int calls = 0;
+
+  /// Counts a call; true when this call should measure.
+  bool measureNow() {
+    ++calls;
+    return calls == 1 || calls == kThreadDecisionRemeasureCall;
+  }
+};
+
 /// Limits OpenMP to the calling thread for its lifetime when `serial`.
 class SerialScope {
 public:
