@@ -29,7 +29,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -299,12 +300,6 @@ bool matchMaxPool(linalg::GenericOp pool, Value source, int64_t kernel[2], int64
                  (max.getLhs() == acc && max.getRhs() == in));
 }
 
-bool isNegativeInfinity(Value value) {
-  FloatAttr attr;
-  return matchPattern(value, m_Constant(&attr)) && attr.getValue().isInfinity() &&
-         attr.getValue().isNegative();
-}
-
 /// A max pool that is the only other reader of the conv's output (or the
 /// folded activation's), with its output filled with -inf just before: the
 /// call writes the pooled result, and the full-size output is never made.
@@ -347,7 +342,7 @@ void foldMaxPool(linalg::LinalgOp conv, ConvFolds &folds) {
       continue;
     auto fillOp = dyn_cast<linalg::FillOp>(user);
     if (fill || !fillOp || fillOp.getOutputs()[0] != pooled ||
-        !isNegativeInfinity(fillOp.getInputs()[0]))
+        !isFloatConstant(fillOp.getInputs()[0], -std::numeric_limits<double>::infinity()))
       return;
     fill = user;
   }
@@ -366,22 +361,15 @@ void foldMaxPool(linalg::LinalgOp conv, ConvFolds &folds) {
   }
 }
 
-/// The runtime function `name` with `extraInts` more i64 arguments than
-/// modelc_conv2d_epilogue, declared once per module.
+/// modelc_conv2d_epilogue (`extraInts` 0) or modelc_conv2d_pool (4 more:
+/// the pool's kernel and strides).
 func::FuncOp conv2dCallee(ModuleOp module, StringRef name, int extraInts) {
-  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
-    return callee;
   MLIRContext *ctx = module.getContext();
   auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), Attribute());
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   SmallVector<Type> argTypes = {unranked, unranked, unranked, unranked};
   // stride h/w, padding h/w, dilation h/w, flags, activations (+ pool's)
   argTypes.append(8 + extraInts, IntegerType::get(ctx, 64));
-  auto callee =
-      func::FuncOp::create(builder, module.getLoc(), name, builder.getFunctionType(argTypes, {}));
-  callee.setPrivate();
-  callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-  return callee;
+  return declareRuntimeFunction(module, name, argTypes);
 }
 
 struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp>> {

@@ -27,8 +27,22 @@ int64_t EpilogueMatch::code() const {
 
 bool isFloatConstant(Value value, double expected) {
   FloatAttr attr;
-  return matchPattern(value, m_Constant(&attr)) &&
-         std::abs(attr.getValueAsDouble() - expected) <= 1e-6 * std::abs(expected);
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  double actual = attr.getValueAsDouble();
+  // inf - inf is NaN: infinities compare exactly.
+  return actual == expected || std::abs(actual - expected) <= 1e-6 * std::abs(expected);
+}
+
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name, ArrayRef<Type> argTypes) {
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+    return callee;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto callee =
+      func::FuncOp::create(builder, module.getLoc(), name, builder.getFunctionType(argTypes, {}));
+  callee.setPrivate();
+  callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return callee;
 }
 
 namespace {

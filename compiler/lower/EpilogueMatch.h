@@ -11,7 +11,9 @@
 #ifndef MODELC_LOWER_EPILOGUEMATCH_H
 #define MODELC_LOWER_EPILOGUEMATCH_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace modelc::lower {
 
@@ -53,8 +55,14 @@ bool mayWriteAny(mlir::Operation *op, llvm::ArrayRef<mlir::Value> roots);
 /// one of `roots`.
 bool writtenBetween(mlir::Operation *from, mlir::Operation *to, llvm::ArrayRef<mlir::Value> roots);
 
-/// Whether `value` is an arith.constant float equal to `expected`.
+/// Whether `value` is an arith.constant float equal to `expected` (within
+/// 1e-6 relative; an infinity exactly).
 bool isFloatConstant(mlir::Value value, double expected);
+
+/// The private runtime function `name(argTypes) -> ()` with a C interface,
+/// declared once per module: what the library-call passes call.
+mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module, llvm::StringRef name,
+                                          llvm::ArrayRef<mlir::Type> argTypes);
 
 } // namespace modelc::lower
 

@@ -178,17 +178,6 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     registry.insert<arith::ArithDialect, func::FuncDialect, memref::MemRefDialect>();
   }
 
-  func::FuncOp declare(ModuleOp module, StringRef name, ArrayRef<Type> argTypes) {
-    if (auto callee = module.lookupSymbol<func::FuncOp>(name))
-      return callee;
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    auto callee =
-        func::FuncOp::create(builder, module.getLoc(), name, builder.getFunctionType(argTypes, {}));
-    callee.setPrivate();
-    callee->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-    return callee;
-  }
-
   /// A and B as the runtime takes them: a transposed operand becomes a
   /// transposed view (strides swapped), which the runtime hands to the
   /// library with its transpose flag.
@@ -211,8 +200,8 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
   void fuse(ModuleOp module, linalg::MatmulOp matmul, const EpilogueFusion &fusion,
             MemRefType argType) {
     Type i64 = IntegerType::get(module.getContext(), 64);
-    func::FuncOp callee = declare(module, kMatmulEpilogueFunction,
-                                  {argType, argType, argType, argType, argType, i64});
+    func::FuncOp callee = declareRuntimeFunction(
+        module, kMatmulEpilogueFunction, {argType, argType, argType, argType, argType, i64});
     linalg::GenericOp generic = fusion.generic;
     OpBuilder builder(generic);
     Location loc = generic.getLoc();
@@ -289,7 +278,8 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     });
     MemRefType batchType = dynamicStrided3d(ctx);
     for (linalg::BatchMatmulOp op : batched) {
-      func::FuncOp callee = declare(module, kBatchSgemmFunction, {batchType, batchType, batchType});
+      func::FuncOp callee =
+          declareRuntimeFunction(module, kBatchSgemmFunction, {batchType, batchType, batchType});
       OpBuilder builder(op);
       SmallVector<Value> args;
       for (Value operand : op->getOperands())
@@ -304,7 +294,8 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
         fuse(module, op, fusion, argType);
         continue;
       }
-      func::FuncOp callee = declare(module, kSgemmFunction, {argType, argType, argType});
+      func::FuncOp callee =
+          declareRuntimeFunction(module, kSgemmFunction, {argType, argType, argType});
       OpBuilder builder(op);
       SmallVector<Value> args = productOperands(builder, op, argType);
       args.push_back(memref::CastOp::create(builder, op.getLoc(), argType, op.getOutputs()[0]));
