@@ -251,32 +251,39 @@ double secondsOf(const std::function<void()> &fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// Times each library kernel on the call's operands, writing into a scratch
-/// copy of c; the fastest by minimum time wins. About 5 ms per kernel for
-/// small products, a few calls for large ones.
-GemmKernel measure(const GemmProblem &problem) {
+/// The fastest of `kernel`'s runs of `problem` into a scratch copy of c
+/// (infinity when the kernel declines the operands): two untimed runs (the
+/// first creates primitives and packs, the second wakes the OpenMP team),
+/// then ~5 ms of timed ones, at least five.
+double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
   std::vector<float> scratch(size_t(problem.m * problem.n));
   GemmProblem trial = problem;
   trial.c = scratch.data();
   trial.ldc = problem.n;
+  for (int64_t i = 0; i < problem.m; ++i)
+    std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
+  if (!runGemmKernel(kernel, trial))
+    return INFINITY;
+  double warm = secondsOf([&] { runGemmKernel(kernel, trial); });
+  int reps = int(std::clamp(0.005 / std::max(warm, 1e-7), 5.0, 50.0));
+  double fastest = INFINITY;
+  for (int r = 0; r < reps; ++r)
+    fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
+  return fastest;
+}
+
+/// Times each library kernel on the call's operands; the fastest by minimum
+/// time wins. About 5 ms per kernel for small products, a few calls for
+/// large ones.
+GemmKernel measure(const GemmProblem &problem) {
   GemmKernel best = GemmKernel::Loops;
-  double bestSeconds = INFINITY;
+  double bestTime = INFINITY;
   for (GemmKernel kernel : availableGemmKernels()) {
     if (kernel == GemmKernel::Loops)
       continue;
-    for (int64_t i = 0; i < problem.m; ++i)
-      std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
-    bool ran = true;
-    // The first call creates primitives and packs; it is not timed.
-    double once = secondsOf([&] { ran = runGemmKernel(kernel, trial); });
-    if (!ran)
-      continue;
-    int reps = int(std::clamp(0.005 / std::max(once, 1e-7), 2.0, 50.0));
-    double fastest = INFINITY;
-    for (int r = 0; r < reps; ++r)
-      fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
-    if (fastest < bestSeconds) {
-      bestSeconds = fastest;
+    double seconds = bestSeconds(kernel, problem);
+    if (seconds < bestTime) {
+      bestTime = seconds;
       best = kernel;
     }
   }
@@ -304,25 +311,6 @@ GemmKernel chooseKernel(const GemmProblem &problem) {
 /// Products of at least this many multiply-adds (and under kParallelMinMacs)
 /// have their thread count measured; smaller ones always run serially.
 constexpr double kMeasuredThreadsMinMacs = 1.0 * 1024 * 1024;
-
-/// The fastest of `kernel`'s runs of `problem` into a scratch copy of c.
-double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
-  std::vector<float> scratch(size_t(problem.m * problem.n));
-  GemmProblem trial = problem;
-  trial.c = scratch.data();
-  trial.ldc = problem.n;
-  for (int64_t i = 0; i < problem.m; ++i)
-    std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
-  // Two untimed runs: the first creates primitives, the second wakes the
-  // OpenMP team and times a warm call.
-  runGemmKernel(kernel, trial);
-  double warm = secondsOf([&] { runGemmKernel(kernel, trial); });
-  int reps = int(std::clamp(0.005 / std::max(warm, 1e-7), 5.0, 50.0));
-  double fastest = INFINITY;
-  for (int r = 0; r < reps; ++r)
-    fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
-  return fastest;
-}
 
 /// Whether `problem` runs on the calling thread (RuntimeThreads.h). Small
 /// products do, large ones do not; in between (1M-16M multiply-adds) it is
