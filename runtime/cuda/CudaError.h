@@ -31,6 +31,7 @@ enum class CudaErrorKind {
   InvalidFree,         ///< Freeing what is not the start of a live allocation.
   OutOfBounds,         ///< An emulated kernel touched memory outside its allocation.
   CrossDeviceAccess,   ///< An emulated kernel touched another device's memory.
+  HostMemoryAccess,    ///< An emulated kernel touched host memory, as no GPU can.
   KernelFault,         ///< Other emulated-kernel faults: null pointer, stack
                        ///< overflow, integer division by zero, wild address.
   Deadlock,            ///< Emulated threads wait on a barrier that never releases.

@@ -118,6 +118,16 @@ llvm::Error EmulatedMemory::checkRange(int device, const void *pointer, size_t b
   return llvm::Error::success();
 }
 
+std::vector<uintptr_t> EmulatedMemory::mappingRanges() const {
+  std::vector<uintptr_t> ranges;
+  ranges.reserve(2 * allocations.size());
+  for (const auto &[base, allocation] : allocations) {
+    ranges.push_back(base);
+    ranges.push_back(base + allocation.mapSize);
+  }
+  return ranges;
+}
+
 void EmulatedMemory::restrictAccessTo(std::optional<int> device) {
   for (auto &[base, allocation] : allocations) {
     if (device && allocation.device == *device)

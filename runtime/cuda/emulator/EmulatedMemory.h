@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace modelc::cuda {
 
@@ -67,6 +68,10 @@ public:
   void restrictAccessTo(std::optional<int> device);
 
   size_t allocationCount() const { return allocations.size(); }
+
+  /// [begin, end) of every allocation's mapping, guard pages included, in
+  /// address order, flattened: what an emulated kernel may reach.
+  std::vector<uintptr_t> mappingRanges() const;
 
 private:
   std::map<uintptr_t, EmulatedAllocation> allocations; ///< By mapBase.

@@ -59,7 +59,8 @@ struct WorkerFault {
   sigjmp_buf jump;
   uintptr_t address = 0;
   int signal = 0;
-  int access = -1; ///< 1 write, 0 read, -1 unknown.
+  int access = -1;          ///< 1 write, 0 read, -1 unknown.
+  bool reachedHost = false; ///< The module's host-memory check trapped.
 };
 
 thread_local WorkerFault *activeFault = nullptr;
@@ -316,6 +317,13 @@ LaunchFailure classifyFault(const EmulatedMemory &memory, const FiberStacks &sta
                             const WorkerFault &fault, int device, llvm::StringRef kernel,
                             llvm::StringRef where, size_t stackSize) {
   std::string who = llvm::formatv("kernel '{0}' on cuda:{1}", kernel, device).str();
+  if (fault.reachedHost)
+    return {CudaErrorKind::HostMemoryAccess,
+            llvm::formatv("{0} {1} host memory at {2}, which no GPU can reach (a host pointer "
+                          "passed inside device memory?); copy the data to cuda:{3} and pass "
+                          "its device address{4}",
+                          who, fault.access == 1 ? "wrote" : "read", hexAddress(fault.address),
+                          device, where)};
   if (fault.signal == watchdogSignal())
     return {CudaErrorKind::Timeout, ""}; // The launcher words this one.
   if (fault.signal == SIGILL)
@@ -373,6 +381,7 @@ struct LaunchJob {
   const EmulatedKernel &kernel;
   const EmulatedModule &module;
   const EmulatedMemory &memory;
+  const std::vector<uintptr_t> &deviceMappings;
   int device;
   Dim3 grid, block;
   void **args;
@@ -410,6 +419,10 @@ void runBlocks(const LaunchJob &job) {
   blockLaunch.errorSize = sizeof(message);
   blockLaunch.dynamicShared = job.dynamicSharedBytes ? shared.data() : nullptr;
   blockLaunch.dynamicSharedSize = job.dynamicSharedBytes;
+  blockLaunch.deviceMappings = job.deviceMappings.data();
+  blockLaunch.deviceMappingCount = job.deviceMappings.size() / 2;
+  uintptr_t hostAccess[2] = {0, 0};
+  blockLaunch.hostAccess = hostAccess;
 
   WorkerFault fault;
   if (sigsetjmp(fault.jump, /*savesigs=*/1) != 0) {
@@ -418,6 +431,11 @@ void runBlocks(const LaunchJob &job) {
     if (job.module.currentThread(thread, where))
       location = llvm::formatv(" (thread ({0},{1},{2}) of block ({3},{4},{5}))", thread[0],
                                thread[1], thread[2], where[0], where[1], where[2]);
+    if (hostAccess[1] != 0) {
+      fault.address = hostAccess[0];
+      fault.access = hostAccess[1] == 2 ? 1 : 0;
+      fault.reachedHost = true;
+    }
     LaunchFailure failure =
         classifyFault(job.memory, *stacks, shared, job.dynamicSharedBytes, fault, job.device,
                       job.kernel.name, location, stacks->stackSize());
@@ -488,6 +506,8 @@ EmulatorOptions EmulatorOptions::fromEnvironment() {
     options.workerThreads = std::min(*threads, 256u);
   if (std::optional<unsigned> seconds = environmentNumber("MODELC_EMU_TIMEOUT"))
     options.timeoutSeconds = *seconds;
+  if (std::optional<unsigned> check = environmentNumber("MODELC_EMU_HOST_CHECK"))
+    options.checkHostAccess = *check != 0;
   return options;
 }
 
@@ -582,6 +602,14 @@ size_t Emulator::liveAllocations() const {
   return memory.allocationCount();
 }
 
+std::vector<std::string> Emulator::kernelFlags() const {
+  std::vector<std::string> flags;
+  if (options.checkHostAccess)
+    flags = compiler->hostAccessCheckFlags();
+  flags.insert(flags.end(), options.compilerFlags.begin(), options.compilerFlags.end());
+  return flags;
+}
+
 llvm::Expected<std::shared_ptr<const EmulatedModule>> Emulator::loadModule(llvm::StringRef source,
                                                                            llvm::StringRef name) {
   static std::mutex loadMutex; // Compiles can take a second: not under `mutex`.
@@ -597,14 +625,15 @@ llvm::Expected<std::shared_ptr<const EmulatedModule>> Emulator::loadModule(llvm:
   key.add(cudaEmulationHeader()).add(source).add(compiler->path).add(compiler->version);
   for (const std::string &flag : HostCompiler::baseFlags())
     key.add(flag);
-  for (const std::string &flag : options.compilerFlags)
+  std::vector<std::string> flags = kernelFlags();
+  for (const std::string &flag : flags)
     key.add(flag);
   std::string hex = key.hex();
   if (auto found = modules.find(hex); found != modules.end())
     return found->second;
 
-  llvm::Expected<KernelCache::Payload> object = cache.getOrBuild(
-      key, [&] { return compiler->compileKernels(source, name, options.compilerFlags); });
+  llvm::Expected<KernelCache::Payload> object =
+      cache.getOrBuild(key, [&] { return compiler->compileKernels(source, name, flags); });
   if (!object)
     return object.takeError();
 
@@ -715,20 +744,14 @@ llvm::Error Emulator::launch(int device, const EmulatedKernel &kernel, Dim3 grid
   memory.restrictAccessTo(device);
   llvm::scope_exit restoreAccess([&] { memory.restrictAccessTo(std::nullopt); });
 
+  std::vector<uintptr_t> deviceMappings = memory.mappingRanges();
   LaunchState state;
   state.totalBlocks = uint64_t(grid.x) * grid.y * grid.z;
   unsigned workers = options.workerThreads ? options.workerThreads
                                            : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<uint64_t>(workers, state.totalBlocks));
-  LaunchJob job{kernel,
-                *kernel.module,
-                memory,
-                device,
-                grid,
-                block,
-                args,
-                dynamicSharedBytes,
-                options.fiberStackSize,
+  LaunchJob job{kernel, *kernel.module, memory, deviceMappings,     device,
+                grid,   block,          args,   dynamicSharedBytes, options.fiberStackSize,
                 state};
   auto runAndReport = [&] {
     runBlocks(job);

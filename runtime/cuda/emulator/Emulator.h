@@ -8,7 +8,9 @@
 // allocations are tagged with their device, copies are checked for bounds and
 // ownership, and a kernel that touches memory out of bounds or owned by
 // another GPU faults and is reported as an error naming the kernel, the
-// CUDA thread and the allocation; the process survives.
+// CUDA thread and the allocation; the process survives. Kernels are built to
+// check each load and store against host memory too (HostMemoryAccess), as
+// a GPU cannot reach it.
 //
 // Launches are synchronous and serialized (one kernel at a time, its blocks
 // spread over worker threads); a launch returns when the grid has finished.
@@ -88,9 +90,14 @@ struct EmulatorOptions {
   /// A launch running longer is interrupted and reported (an endless loop
   /// must not hang modelc); 0 waits forever.
   unsigned timeoutSeconds = 600;
+  /// Kernels are built to check that each load and store stays off host
+  /// memory, as on a GPU (see cuda_emulation.h); false trades that check for
+  /// speed.
+  bool checkHostAccess = true;
 
-  /// Reads MODELC_CUDA_EMULATED_DEVICES, MODELC_EMU_THREADS and
-  /// MODELC_EMU_TIMEOUT (seconds).
+  /// Reads MODELC_CUDA_EMULATED_DEVICES, MODELC_EMU_THREADS,
+  /// MODELC_EMU_TIMEOUT (seconds) and MODELC_EMU_HOST_CHECK (0 turns the
+  /// host-memory check off).
   static EmulatorOptions fromEnvironment();
 };
 
@@ -132,6 +139,8 @@ public:
 
 private:
   llvm::Error checkArguments(int device, const EmulatedKernel &kernel, void **args) const;
+  /// The host compiler's flags for this emulator's kernels.
+  std::vector<std::string> kernelFlags() const;
 
   EmulatorOptions options;
   KernelCache &cache;

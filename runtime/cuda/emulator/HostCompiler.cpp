@@ -166,6 +166,19 @@ std::vector<std::string> HostCompiler::baseFlags() {
   return {"-std=c++20", "-O2", "-fPIC", "-shared", "-w", "-fno-strict-aliasing", "-fwrapv"};
 }
 
+std::vector<std::string> HostCompiler::hostAccessCheckFlags() const {
+  if (llvm::StringRef(version).contains("clang"))
+    return {"-fsanitize=kernel-address",
+            "-mllvm",
+            "-asan-instrumentation-with-call-threshold=0",
+            "-mllvm",
+            "-asan-stack=0",
+            "-mllvm",
+            "-asan-globals=0"};
+  return {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
+          "--param=asan-stack=0", "--param=asan-globals=0"};
+}
+
 llvm::Expected<std::string>
 HostCompiler::compileKernels(llvm::StringRef source, llvm::StringRef name,
                              llvm::ArrayRef<std::string> extraFlags) const {

@@ -41,6 +41,12 @@ struct HostCompiler {
   /// Flags of every compile, before `extraFlags`.
   static std::vector<std::string> baseFlags();
 
+  /// Flags that outline a check of every load and store of kernel code, so
+  /// that a kernel reaching host memory is caught (cuda_emulation.h's
+  /// __asan_* hooks): KernelAddressSanitizer's instrumentation without its
+  /// runtime, shadow memory, stack or global redzones.
+  std::vector<std::string> hostAccessCheckFlags() const;
+
   /// Returns the bytes of the shared object built from `source`, or an error
   /// carrying the compiler's output. `name` labels the source in messages.
   llvm::Expected<std::string> compileKernels(llvm::StringRef source, llvm::StringRef name,

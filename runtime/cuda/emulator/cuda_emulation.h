@@ -36,13 +36,14 @@
 #define MODELC_CUDA_EMULATION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 //===----------------------------------------------------------------------===//
 // The ABI with the host (the host includes only this part, by defining
 // MODELC_EMU_ABI_ONLY before including the header)
 //===----------------------------------------------------------------------===//
 
-#define MODELC_EMU_ABI_VERSION 2
+#define MODELC_EMU_ABI_VERSION 3
 
 extern "C" {
 /// One block to run, filled by the host (Emulator.cpp). The host owns the
@@ -59,6 +60,15 @@ struct modelc_emu_block_launch {
   size_t errorSize;
   char *dynamicShared; ///< The block's `extern __shared__` memory.
   size_t dynamicSharedSize;
+  /// Sorted [begin, end) pairs: the mappings of every emulated allocation,
+  /// guard pages included. With the host-memory check compiled in, a kernel
+  /// may touch these (page protections judge the rest), its own stacks,
+  /// shared memory and module, and nothing else of the host's.
+  const uintptr_t *deviceMappings;
+  size_t deviceMappingCount;
+  /// Set by the module before it traps on a kernel's access to host
+  /// memory: the address, and 1 for a read or 2 for a write.
+  uintptr_t *hostAccess;
 };
 
 /// A kernel's parameter list, so the host can check pointer arguments.
@@ -71,11 +81,13 @@ struct modelc_emu_kernel_info {
 
 #ifndef MODELC_EMU_ABI_ONLY
 
+#include <link.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <type_traits>
 #include <utility>
@@ -102,6 +114,10 @@ struct modelc_emu_kernel_info {
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 
+// The scheduler's own code touches host memory (the launch, the block state
+// on the worker's stack) and must not be checked as kernel code is.
+#define MODELC_EMU_UNCHECKED __attribute__((no_sanitize_address))
+
 //===----------------------------------------------------------------------===//
 // Vector types and built-in variables
 //===----------------------------------------------------------------------===//
@@ -111,7 +127,8 @@ struct uint3 {
 };
 struct dim3 {
   unsigned int x, y, z;
-  constexpr dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1) : x(x), y(y), z(z) {}
+  MODELC_EMU_UNCHECKED constexpr dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1)
+      : x(x), y(y), z(z) {}
 };
 
 #define MODELC_EMU_VECTOR2(T, N, A)                                                                \
@@ -243,14 +260,14 @@ extern "C" void modelc_emu_fiber_start();
 namespace modelc_emu {
 
 /// What `extern __shared__ T name[]` points to (see HostCompiler.cpp).
-inline void *dynamicShared() { return currentBlock->launch->dynamicShared; }
+MODELC_EMU_UNCHECKED inline void *dynamicShared() { return currentBlock->launch->dynamicShared; }
 
-inline unsigned linearThreadId() {
+MODELC_EMU_UNCHECKED inline unsigned linearThreadId() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
 /// Parks the current fiber in `state` and returns when the scheduler resumes it.
-inline void yieldToScheduler(FiberState state) {
+MODELC_EMU_UNCHECKED inline void yieldToScheduler(FiberState state) {
   Block *block = currentBlock;
   Fiber &fiber = block->fibers[block->current];
   fiber.state = state;
@@ -261,7 +278,7 @@ inline void yieldToScheduler(FiberState state) {
 #endif
 }
 
-[[noreturn]] inline void fiberMain(Block *block) {
+[[noreturn]] MODELC_EMU_UNCHECKED inline void fiberMain(Block *block) {
   block->launch->entry(block->launch->args);
   block->fibers[block->current].state = FiberState::Done;
   --block->live;
@@ -275,10 +292,10 @@ inline void yieldToScheduler(FiberState state) {
 }
 
 #ifdef MODELC_EMU_USE_UCONTEXT
-inline void fiberMainTrampoline() { fiberMain(currentBlock); }
+MODELC_EMU_UNCHECKED inline void fiberMainTrampoline() { fiberMain(currentBlock); }
 #endif
 
-inline void initFiber(Block &block, unsigned index) {
+MODELC_EMU_UNCHECKED inline void initFiber(Block &block, unsigned index) {
   const modelc_emu_block_launch &launch = *block.launch;
   Fiber &fiber = block.fibers[index];
   char *base = launch.stacks[index];
@@ -308,7 +325,7 @@ inline void initFiber(Block &block, unsigned index) {
 }
 
 /// Lanes of `warp` that still run, as a 32-bit mask.
-inline unsigned liveLanes(const Block &block, unsigned warp) {
+MODELC_EMU_UNCHECKED inline unsigned liveLanes(const Block &block, unsigned warp) {
   unsigned mask = 0;
   for (unsigned lane = 0; lane < 32; ++lane) {
     unsigned index = warp * 32 + lane;
@@ -319,7 +336,7 @@ inline unsigned liveLanes(const Block &block, unsigned warp) {
 }
 
 /// Releases `warp`'s collective if every live lane it names has arrived.
-inline bool tryReleaseWarp(Block &block, unsigned warp) {
+MODELC_EMU_UNCHECKED inline bool tryReleaseWarp(Block &block, unsigned warp) {
   unsigned waiting = 0, named = 0;
   for (unsigned lane = 0; lane < 32; ++lane) {
     unsigned index = warp * 32 + lane;
@@ -367,7 +384,7 @@ inline bool tryReleaseWarp(Block &block, unsigned warp) {
 }
 
 /// Releases barriers whose threads have all arrived; false if none could be.
-inline bool releaseBarriers(Block &block) {
+MODELC_EMU_UNCHECKED inline bool releaseBarriers(Block &block) {
   bool released = false;
   unsigned warps = (block.count + 31) / 32;
   for (unsigned warp = 0; warp < warps; ++warp)
@@ -390,7 +407,8 @@ inline bool releaseBarriers(Block &block) {
   return true;
 }
 
-inline uint64_t warpCollective(WarpOp op, unsigned mask, uint64_t value, int source) {
+MODELC_EMU_UNCHECKED inline uint64_t warpCollective(WarpOp op, unsigned mask, uint64_t value,
+                                                    int source) {
   Block *block = currentBlock;
   unsigned thread = linearThreadId();
   WarpCollective &collective = block->warps[thread / 32];
@@ -416,7 +434,172 @@ template <typename T> inline T fromBits(uint64_t bits) {
   return value;
 }
 
-inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers, WarpCollective *warps) {
+} // namespace modelc_emu
+
+//===----------------------------------------------------------------------===//
+// Host memory is out of a kernel's reach
+//
+// Built with the host-memory check (HostCompiler's -fsanitize=kernel-address
+// with every access outlined), each load and store of kernel code calls an
+// __asan_* hook below with its address. A kernel may touch the emulated
+// GPUs' memory (the page protections then judge device and bounds), its
+// fiber stacks, its block's shared memory (dynamic, and the `static
+// thread_local` of `__shared__`) and this module's own image (its constant
+// tables). Anything else is the host's, which a GPU cannot reach: the hook
+// records the address for the host's report and traps.
+//===----------------------------------------------------------------------===//
+
+namespace modelc_emu {
+
+/// What the running block may touch besides device memory; per OS thread,
+/// set when a block starts.
+struct Reach {
+  uintptr_t hitBegin, hitBytes; ///< The device mapping reached last.
+  uintptr_t stacksBegin, stacksBytes;
+  uintptr_t sharedBegin, sharedBytes;
+  uintptr_t tlsBegin, tlsBytes; ///< This module's thread-local block.
+  const modelc_emu_block_launch *launch;
+};
+static thread_local Reach reach;
+
+/// The loaded segments of this module, and its thread-local block.
+struct ModuleImage {
+  uintptr_t segments[16][2];
+  unsigned count;
+  uintptr_t tlsBegin, tlsBytes;
+};
+
+static const char moduleAnchor = 0; // Internal linkage: an address in this module.
+
+MODELC_EMU_UNCHECKED inline int findThisModule(dl_phdr_info *info, size_t, void *data) {
+  uintptr_t anchor = reinterpret_cast<uintptr_t>(&moduleAnchor);
+  bool holdsAnchor = false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &header = info->dlpi_phdr[i];
+    if (header.p_type == PT_LOAD && anchor - (info->dlpi_addr + header.p_vaddr) < header.p_memsz)
+      holdsAnchor = true;
+  }
+  if (!holdsAnchor)
+    return 0;
+  ModuleImage &image = *static_cast<ModuleImage *>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &header = info->dlpi_phdr[i];
+    if (header.p_type == PT_LOAD && image.count < 16) {
+      image.segments[image.count][0] = info->dlpi_addr + header.p_vaddr;
+      image.segments[image.count][1] = header.p_memsz;
+      ++image.count;
+    }
+    if (header.p_type == PT_TLS) {
+      image.tlsBegin = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
+      image.tlsBytes = info->dlpi_tls_data ? header.p_memsz : 0;
+    }
+  }
+  return 1;
+}
+
+/// This module as the calling thread sees it (its thread-local block must
+/// exist: the caller has touched a thread_local).
+MODELC_EMU_UNCHECKED inline ModuleImage findModuleImage() {
+  ModuleImage image = {};
+  dl_iterate_phdr(findThisModule, &image);
+  return image;
+}
+
+MODELC_EMU_UNCHECKED inline const ModuleImage &moduleSegments() {
+  static const ModuleImage image = findModuleImage();
+  return image;
+}
+
+MODELC_EMU_UNCHECKED inline void enterReach(const modelc_emu_block_launch &launch,
+                                            unsigned threads) {
+  Reach &r = reach;
+  if (r.tlsBytes == 0) {
+    ModuleImage image = findModuleImage();
+    r.tlsBegin = image.tlsBegin;
+    r.tlsBytes = image.tlsBytes;
+  }
+  // The guard pages below the stacks and past the shared memory are in
+  // reach: an access there faults, and the host reports an overflow.
+  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  r.hitBegin = r.hitBytes = 0;
+  r.stacksBegin = reinterpret_cast<uintptr_t>(launch.stacks[0]) - page;
+  r.stacksBytes =
+      reinterpret_cast<uintptr_t>(launch.stacks[threads - 1]) + launch.stackSize - r.stacksBegin;
+  r.sharedBegin = reinterpret_cast<uintptr_t>(launch.dynamicShared);
+  r.sharedBytes = launch.dynamicShared ? launch.dynamicSharedSize + page : 0;
+  r.launch = &launch;
+}
+
+MODELC_EMU_UNCHECKED inline void leaveReach() { reach.launch = nullptr; }
+
+/// The hook behind every checked access (kind 1 read, 2 write).
+MODELC_EMU_UNCHECKED inline void checkReach(uintptr_t address, uintptr_t kind) {
+  Reach &r = reach;
+  if (address - r.hitBegin < r.hitBytes || address - r.stacksBegin < r.stacksBytes ||
+      address - r.tlsBegin < r.tlsBytes || address - r.sharedBegin < r.sharedBytes)
+    return;
+  const modelc_emu_block_launch *launch = r.launch;
+  if (!launch)
+    return; // Not kernel code: the module's own start-up.
+  if (address < 65536)
+    return; // Unmapped: it faults, and is reported as a null pointer.
+  const uintptr_t *mappings = launch->deviceMappings;
+  size_t low = 0, high = launch->deviceMappingCount;
+  while (low < high) {
+    size_t middle = (low + high) / 2;
+    if (mappings[2 * middle + 1] <= address)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  if (low < launch->deviceMappingCount && address >= mappings[2 * low]) {
+    r.hitBegin = mappings[2 * low];
+    r.hitBytes = mappings[2 * low + 1] - mappings[2 * low];
+    return;
+  }
+  const ModuleImage &image = moduleSegments();
+  for (unsigned i = 0; i < image.count; ++i)
+    if (address - image.segments[i][0] < image.segments[i][1])
+      return;
+  if (launch->hostAccess) {
+    launch->hostAccess[0] = address;
+    launch->hostAccess[1] = kind;
+  }
+  __builtin_trap();
+}
+
+} // namespace modelc_emu
+
+#define MODELC_EMU_REACH_HOOK(ACCESS, KIND)                                                        \
+  extern "C" __attribute__((visibility("hidden")))                                                 \
+  MODELC_EMU_UNCHECKED void __asan_##ACCESS##_noabort(uintptr_t address) {                         \
+    modelc_emu::checkReach(address, KIND);                                                         \
+  }
+MODELC_EMU_REACH_HOOK(load1, 1)
+MODELC_EMU_REACH_HOOK(load2, 1)
+MODELC_EMU_REACH_HOOK(load4, 1)
+MODELC_EMU_REACH_HOOK(load8, 1)
+MODELC_EMU_REACH_HOOK(load16, 1)
+MODELC_EMU_REACH_HOOK(store1, 2)
+MODELC_EMU_REACH_HOOK(store2, 2)
+MODELC_EMU_REACH_HOOK(store4, 2)
+MODELC_EMU_REACH_HOOK(store8, 2)
+MODELC_EMU_REACH_HOOK(store16, 2)
+#undef MODELC_EMU_REACH_HOOK
+extern "C" __attribute__((visibility("hidden"))) MODELC_EMU_UNCHECKED void
+__asan_loadN_noabort(uintptr_t address, size_t) {
+  modelc_emu::checkReach(address, 1);
+}
+extern "C" __attribute__((visibility("hidden"))) MODELC_EMU_UNCHECKED void
+__asan_storeN_noabort(uintptr_t address, size_t) {
+  modelc_emu::checkReach(address, 2);
+}
+extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return() {}
+
+namespace modelc_emu {
+
+MODELC_EMU_UNCHECKED inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers,
+                                         WarpCollective *warps) {
   Block block;
   block.launch = &launch;
   block.fibers = fibers;
@@ -427,6 +610,7 @@ inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers, WarpCo
   block.barrierVotes = block.barrierVoters = 0;
   block.releasedVotes = block.releasedVoters = 0;
   currentBlock = &block;
+  enterReach(launch, block.count);
   blockIdx = uint3{launch.blockIndex[0], launch.blockIndex[1], launch.blockIndex[2]};
   blockDim = dim3(launch.block[0], launch.block[1], launch.block[2]);
   gridDim = dim3(launch.grid[0], launch.grid[1], launch.grid[2]);
@@ -460,9 +644,11 @@ inline int runBlock(const modelc_emu_block_launch &launch, Fiber *fibers, WarpCo
              launch.blockIndex[0], launch.blockIndex[1], launch.blockIndex[2], atBarrier, atWarp,
              block.count - block.live);
     currentBlock = nullptr;
+    leaveReach();
     return 1;
   }
   currentBlock = nullptr;
+  leaveReach();
   return 0;
 }
 
@@ -476,11 +662,12 @@ template <typename... Args, void (*Kernel)(Args...)> struct KernelTraits<Kernel>
   static constexpr unsigned char isPointer[sizeof...(Args) + 1] = {Param<Args>::isPointer..., 0};
   static constexpr modelc_emu_kernel_info info = {unsigned(sizeof...(Args)), sizes, isPointer};
 
-  static void entry(void **args) {
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      Kernel(*static_cast<std::remove_reference_t<Args> *>(args[I])...);
-    }
-    (std::index_sequence_for<Args...>{});
+  template <size_t... I>
+  MODELC_EMU_UNCHECKED static void call(void **args, std::index_sequence<I...>) {
+    Kernel(*static_cast<std::remove_reference_t<Args> *>(args[I])...);
+  }
+  MODELC_EMU_UNCHECKED static void entry(void **args) {
+    call(args, std::index_sequence_for<Args...>{});
   }
 };
 
@@ -490,7 +677,7 @@ template <typename... Args, void (*Kernel)(Args...)> struct KernelTraits<Kernel>
 /// argument pointers, and its parameter list. The emulator appends one line
 /// per kernel found in the source.
 #define MODELC_EMU_EXPORT_KERNEL(NAME)                                                             \
-  extern "C" void modelc_emu_entry_##NAME(void **args) {                                           \
+  extern "C" MODELC_EMU_UNCHECKED void modelc_emu_entry_##NAME(void **args) {                      \
     ::modelc_emu::KernelTraits<&NAME>::entry(args);                                                \
   }                                                                                                \
   extern "C" const modelc_emu_kernel_info modelc_emu_info_##NAME =                                 \
@@ -501,7 +688,7 @@ extern "C" __attribute__((visibility("default"), used)) int modelc_emu_abi_versi
 }
 
 /// Runs one block to completion; 0 on success, else a message in launch.error.
-extern "C" __attribute__((visibility("default"), used)) int
+extern "C" __attribute__((visibility("default"), used)) MODELC_EMU_UNCHECKED int
 modelc_emu_run_block(const modelc_emu_block_launch *launch) {
   unsigned count = launch->block[0] * launch->block[1] * launch->block[2];
   static thread_local modelc_emu::Fiber fibers[1024];
@@ -514,7 +701,7 @@ modelc_emu_run_block(const modelc_emu_block_launch *launch) {
 }
 
 /// The CUDA thread running on this OS thread, for fault reports.
-extern "C" __attribute__((visibility("default"), used)) int
+extern "C" __attribute__((visibility("default"), used)) MODELC_EMU_UNCHECKED int
 modelc_emu_current_thread(unsigned thread[3], unsigned block[3]) {
   if (!modelc_emu::currentBlock)
     return 0;
@@ -527,29 +714,31 @@ modelc_emu_current_thread(unsigned thread[3], unsigned block[3]) {
 // Synchronization
 //===----------------------------------------------------------------------===//
 
-static inline void __syncthreads() {
+MODELC_EMU_UNCHECKED static inline void __syncthreads() {
   modelc_emu::yieldToScheduler(modelc_emu::FiberState::AtBlockBarrier);
 }
 /// A barrier that also counts the threads whose predicate is nonzero.
-static inline int __syncthreads_count(int predicate) {
+MODELC_EMU_UNCHECKED static inline int __syncthreads_count(int predicate) {
   modelc_emu::currentBlock->barrierVotes += predicate != 0;
   ++modelc_emu::currentBlock->barrierVoters;
   modelc_emu::yieldToScheduler(modelc_emu::FiberState::AtBlockBarrier);
   return int(modelc_emu::currentBlock->releasedVotes);
 }
-static inline int __syncthreads_and(int predicate) {
+MODELC_EMU_UNCHECKED static inline int __syncthreads_and(int predicate) {
   int votes = __syncthreads_count(predicate);
   return votes == int(modelc_emu::currentBlock->releasedVoters);
 }
-static inline int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
-static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+MODELC_EMU_UNCHECKED static inline int __syncthreads_or(int predicate) {
+  return __syncthreads_count(predicate) != 0;
+}
+MODELC_EMU_UNCHECKED static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   modelc_emu::warpCollective(modelc_emu::WarpOp::Sync, mask, 0, 0);
 }
 /// Aborts the kernel; the launch fails with a KernelFault.
 [[noreturn]] static inline void __trap() { __builtin_trap(); }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline unsigned __activemask() {
+MODELC_EMU_UNCHECKED static inline unsigned __activemask() {
   return modelc_emu::liveLanes(*modelc_emu::currentBlock, modelc_emu::linearThreadId() / 32);
 }
 

@@ -438,6 +438,69 @@ TEST_F(EmulatorTest, AccessToAnotherDevicesMemoryIsCaughtWhenItHappens) {
   EXPECT_EQ(outOnOne.download<float>(n), onOne.download<float>(n));
 }
 
+TEST_F(EmulatorTest, HostMemoryIsOutOfAKernelsReach) {
+  const int n = 64;
+  // A host pointer hidden in device memory passes the launch's argument
+  // check; a GPU faults on the access, and so must the emulator.
+  std::vector<float> host = randomFloats(n, 9);
+  std::vector<unsigned long long> table = {reinterpret_cast<uintptr_t>(host.data())};
+  DeviceBuffer tableOnZero = DeviceBuffer::upload(emulator(), 0, table);
+  DeviceBuffer out(emulator(), 0, n * sizeof(float));
+  int count = n;
+  void *readArgs[] = {&tableOnZero.pointer, &out.pointer, &count};
+  Failure read =
+      failureOf(emulator().launch(0, kernel("faults.cu", "gather_indirect"), {1}, {n}, readArgs));
+  EXPECT_EQ(read.kind, CudaErrorKind::HostMemoryAccess) << read.text;
+  EXPECT_NE(read.text.find("kernel 'gather_indirect' on cuda:0 read host memory at 0x"),
+            std::string::npos)
+      << read.text;
+  EXPECT_NE(read.text.find("thread ("), std::string::npos) << read.text;
+
+  std::vector<float> untouched = host;
+  void *writeArgs[] = {&tableOnZero.pointer, &out.pointer, &count};
+  Failure write =
+      failureOf(emulator().launch(0, kernel("faults.cu", "scatter_indirect"), {1}, {n}, writeArgs));
+  EXPECT_EQ(write.kind, CudaErrorKind::HostMemoryAccess) << write.text;
+  EXPECT_NE(write.text.find("kernel 'scatter_indirect' on cuda:0 wrote host memory"),
+            std::string::npos)
+      << write.text;
+  EXPECT_EQ(host, untouched);
+
+  // Its own constant tables, stack and shared memory stay within reach.
+  void *ownArgs[] = {&out.pointer, &count};
+  ASSERT_OK(emulator().launch(0, kernel("faults.cu", "own_memory"), {1}, {n}, ownArgs));
+  std::vector<float> values = out.download<float>(n);
+  for (int t = 0; t < n; ++t) {
+    auto square = [](int k) { return float((k % 8) * (k % 8)); };
+    int u = (t + 1) % 64;
+    EXPECT_EQ(values[t], square(u % n % 8 + u) + square((t * 3) % 8 + t)) << t;
+  }
+}
+
+TEST(EmulatorHostCheck, WithTheCheckOffAHostPointerIsReadSilently) {
+  // What the check above guards against: built without it, the same kernel
+  // reads host memory as if it were the GPU's.
+  EmulatorOptions options;
+  options.deviceCount = 1;
+  options.workerThreads = 1;
+  options.checkHostAccess = false;
+  Emulator emulator(options);
+  llvm::Expected<std::shared_ptr<const EmulatedModule>> module =
+      emulator.loadModule(readKernel("faults.cu"), "faults.cu");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  llvm::Expected<EmulatedKernel> gather = (*module)->kernel("gather_indirect");
+  ASSERT_TRUE(bool(gather)) << llvm::toString(gather.takeError());
+  const int n = 32;
+  std::vector<float> host = randomFloats(n, 10);
+  std::vector<unsigned long long> table = {reinterpret_cast<uintptr_t>(host.data())};
+  DeviceBuffer tableOnZero = DeviceBuffer::upload(emulator, 0, table);
+  DeviceBuffer out(emulator, 0, n * sizeof(float));
+  int count = n;
+  void *args[] = {&tableOnZero.pointer, &out.pointer, &count};
+  ASSERT_OK(emulator.launch(0, *gather, {1}, {n}, args));
+  EXPECT_EQ(out.download<float>(n), host);
+}
+
 TEST_F(EmulatorTest, NullPointerDivisionByZeroTrapAndStackOverflowAreReported) {
   DeviceBuffer out(emulator(), 0, 64 * sizeof(int));
   void *nowhere = nullptr;

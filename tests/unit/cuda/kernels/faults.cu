@@ -90,3 +90,27 @@ extern "C" __global__ void shared_overrun(int *out) {
   __syncthreads();
   out[threadIdx.x] = stage[threadIdx.x];
 }
+
+// Writes through a pointer stored in device memory.
+extern "C" __global__ void scatter_indirect(const unsigned long long *table, const float *in,
+                                            int n) {
+  float *destination = (float *)table[0];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    destination[i] = in[i];
+}
+
+// Touches everything a kernel may besides device memory: a constant table of
+// its module, a local array indexed at run time (the thread's stack) and
+// static shared memory.
+__device__ const float kSquares[8] = {0, 1, 4, 9, 16, 25, 36, 49};
+extern "C" __global__ void own_memory(float *out, int n) {
+  __shared__ float staged[64];
+  float local[8];
+  int t = threadIdx.x;
+  for (int k = 0; k < 8; ++k)
+    local[k] = kSquares[(k + t) % 8];
+  staged[t % 64] = local[t % n % 8];
+  __syncthreads();
+  out[t] = staged[(t + 1) % 64] + local[(t * 3) % 8];
+}
