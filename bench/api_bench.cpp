@@ -8,8 +8,13 @@
 // bench/cpu_vs_pytorch.py:
 //
 //   modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... --output OUT.f32
-//                    [--threads N] [--warmup N]
+//                    [--threads N] [--warmup N] [--device cuda:N]
 //   stdin: `time N` -> one line of N per-call times in nanoseconds; `quit`
+//
+// With --device cuda:N (for bench/gpu_vs_pytorch.py) the model is
+// instantiated there, the input is copied to the GPU once, and each timed
+// call is `call` plus reading the result back to the host (the read waits
+// for the GPU), as the PyTorch side times forward + `.cpu()`.
 //
 // ARGS is `in=784,hidden=256` or `-`; INPUT.f32 holds the input's float32
 // values, row-major, of shape DIM...
@@ -36,7 +41,7 @@ namespace {
   std::exit(1);
 }
 
-template <typename T> T check(modelc::api::Result<T> result, const char *what) {
+template <typename T> T check(modelc::api::Result<T> result, const std::string &what) {
   if (!result)
     fail(std::string(what) + ":\n" + result.errorText());
   return std::move(result).value();
@@ -72,12 +77,15 @@ int main(int argc, char **argv) {
   std::string outputPath;
   int threads = 1;
   int warmup = 20;
+  std::string deviceName = "cpu";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--output" && i + 1 < argc)
       outputPath = argv[++i];
     else if (arg == "--threads" && i + 1 < argc)
       threads = std::atoi(argv[++i]);
+    else if (arg == "--device" && i + 1 < argc)
+      deviceName = argv[++i];
     else if (arg == "--warmup" && i + 1 < argc)
       warmup = std::max(1, std::atoi(argv[++i]));
     else
@@ -85,7 +93,9 @@ int main(int argc, char **argv) {
   }
   if (positional.size() < 6)
     fail("usage: modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... "
-         "[--output OUT.f32] [--threads N] [--warmup N]");
+         "[--output OUT.f32] [--threads N] [--warmup N] [--device cuda:N]");
+  modelc::api::Device device = check(modelc::api::Device::parse(deviceName), "--device");
+  bool onHost = deviceName == "cpu";
   setLibraryThreads(threads);
   std::vector<int64_t> shape;
   for (size_t i = 5; i < positional.size(); ++i)
@@ -101,7 +111,7 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
   auto program = check(modelc::api::Program::compileFile(positional[0]), "compile");
   auto model = check(
-      program.instantiate(positional[1], modelc::api::Device::cpu(), parseArgs(positional[2])),
+      program.instantiate(positional[1], device, parseArgs(positional[2])),
       "instantiate");
   modelc::api::Status loaded = model.loadWeights(positional[3]);
   if (!loaded)
@@ -111,10 +121,23 @@ int main(int argc, char **argv) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto x = check(modelc::api::Tensor::borrowHost(modelc::api::DType::F32, shape, values.data()),
                  "input");
+  if (!onHost)
+    x = check(x.to(device), "input to " + deviceName);
   std::vector<modelc::api::Tensor> inputs = {x};
   modelc::api::Tensor y;
-  for (int i = 0; i < warmup; ++i)
+  std::vector<char> readBack;
+  // One forward as timed: on a GPU the result is read back, which waits.
+  auto forwardOnce = [&] {
     y = check(forward.call(inputs), "call");
+    if (onHost)
+      return;
+    readBack.resize(y.nbytes());
+    modelc::api::Status read = y.copyToHost(readBack.data(), readBack.size());
+    if (!read)
+      fail("read-back:\n" + read.errorText());
+  };
+  for (int i = 0; i < warmup; ++i)
+    forwardOnce();
   if (!outputPath.empty()) {
     auto out = check(y.toVector<float>(), "output");
     std::ofstream file(outputPath, std::ios::binary);
@@ -136,7 +159,7 @@ int main(int argc, char **argv) {
     times.assign(size_t(std::max(count, 0)), 0);
     for (int64_t &t : times) {
       auto callStart = std::chrono::steady_clock::now();
-      y = check(forward.call(inputs), "call");
+      forwardOnce();
       t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                                callStart)
               .count();

@@ -64,16 +64,13 @@ reexec_with_bench_env()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The std.nn parity tests' PyTorch twins (torchvision's BasicBlock), their
-# randomisation of the state PyTorch initialises to constants, and their
-# safetensors writer (every dtype: BatchNorm's num_batches_tracked is i64).
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from gen_stdlib_refs import (BasicBlock, randomise_biases, randomise_norm,  # noqa: E402
-                             write_safetensors)
+# The benchmark models and their PyTorch twins, shared with gpu_vs_pytorch.py.
+from torch_models import LeNet5, MODELS  # noqa: E402
+from bench_common import ChildSide, median, normalised_error  # noqa: E402
+from gen_stdlib_refs import write_safetensors  # noqa: E402
 
 
 def openblas_core():
@@ -96,120 +93,6 @@ def cpu_model():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return "unknown"
-
-
-class Mlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(784, 256)
-        self.fc2 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        return F.log_softmax(self.fc2(F.relu(self.fc1(x))), dim=1)
-
-
-class LeNet5(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(400, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        a = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        b = F.max_pool2d(F.relu(self.conv2(a)), 2)
-        h = F.relu(self.fc2(F.relu(self.fc1(torch.flatten(b, 1)))))
-        return self.fc3(h)
-
-
-class MlpBlock(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.fc1 = nn.Linear(dim, hidden)
-        self.fc2 = nn.Linear(hidden, dim)
-
-    def forward(self, x):
-        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
-
-
-def resnet_block(in_planes, planes, stride):
-    """torchvision's ResNet BasicBlock with its downsampling shortcut (1x1
-    conv + BatchNorm2d), as ResNet._make_layer builds the first block of a
-    stage, with trained-looking BatchNorm statistics; state names as
-    torchvision's (conv1.weight, bn1.running_var, downsample.0.weight, ...)."""
-    block = BasicBlock(in_planes, planes, stride)
-    for m in block.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomise_norm(m)
-    return block
-
-
-def encoder_layer(d_model, nhead, dim_feedforward):
-    """nn.TransformerEncoderLayer, batch first, post-norm, ReLU; its biases
-    and norms (zero and the identity at construction) randomised."""
-    layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, batch_first=True)
-    randomise_biases(layer)
-    return layer
-
-
-# Sizes of the two larger blocks (docs/performance.md says why these).
-RESNET_BLOCK = dict(in_planes=64, planes=128, stride=2, size=16)
-ENCODER_LAYER = dict(d_model=256, nhead=4, dim_feedforward=1024, tokens=32)
-
-# name: .mdl, model, --args, torch constructor, input shape for a batch
-MODELS = {
-    "mlp": ("examples/mlp.mdl", "Mlp", "in=784,hidden=256,out=10", Mlp,
-            lambda b: (b, 784)),
-    "lenet5": ("examples/lenet5.mdl", "LeNet5", "", LeNet5,
-               lambda b: (b, 1, 28, 28)),
-    "mlp_block": ("examples/mlp_block.mdl", "MlpBlock", "dim=1024,hidden=4096",
-                  lambda: MlpBlock(1024, 4096), lambda b: (b, 1, 1024)),
-    "resnet_block": ("examples/resnet_basic_block.mdl", "BasicBlock",
-                     "in_planes=%(in_planes)d,planes=%(planes)d,stride=%(stride)d" % RESNET_BLOCK,
-                     lambda: resnet_block(RESNET_BLOCK["in_planes"], RESNET_BLOCK["planes"],
-                                         RESNET_BLOCK["stride"]),
-                     lambda b: (b, RESNET_BLOCK["in_planes"], RESNET_BLOCK["size"],
-                                RESNET_BLOCK["size"])),
-    # std.nn's own layer, instantiated straight from the library file: its
-    # state names are PyTorch's (self_attn.in_proj_weight, linear1.bias, ...).
-    "encoder_layer": ("stdlib/nn.mdl", "TransformerEncoderLayer",
-                      "d_model=%(d_model)d,nhead=%(nhead)d,dim_feedforward=%(dim_feedforward)d"
-                      % ENCODER_LAYER,
-                      lambda: encoder_layer(ENCODER_LAYER["d_model"], ENCODER_LAYER["nhead"],
-                                            ENCODER_LAYER["dim_feedforward"]),
-                      lambda b: (b, ENCODER_LAYER["tokens"], ENCODER_LAYER["d_model"])),
-}
-
-class ChildSide:
-    """A child process that answers `<command> N` with N times in ns."""
-
-    def __init__(self, cmd, env, command="time"):
-        self.command = command
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=env, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("failed to start: " + " ".join(cmd))
-        self.info = json.loads(line)
-
-    def time(self, count):
-        self.proc.stdin.write("%s %d\n" % (self.command, count))
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("a benchmark child stopped")
-        return [int(t) / 1000.0 for t in line.split()]
-
-    def close(self):
-        try:
-            self.proc.stdin.write("quit\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass
-        self.proc.wait()
 
 
 class CommandOn:
@@ -255,12 +138,6 @@ def time_torch(fn, x, count):
     return times
 
 
-def median(values):
-    s = sorted(values)
-    n = len(s)
-    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
-
-
 def torchscript(module, x):
     with torch.no_grad():
         script = torch.jit.freeze(torch.jit.trace(module, x))
@@ -269,11 +146,6 @@ def torchscript(module, x):
         except Exception:  # some builds lack the passes; frozen is still fine
             pass
     return script
-
-
-def normalised_error(got, reference):
-    got = np.asarray(got, dtype=np.float64).reshape(reference.shape)
-    return float(np.max(np.abs(got - reference)) / max(1e-30, np.max(np.abs(reference))))
 
 
 def bench_config(opts, name, batch, threads, compile_ms, core_types):
@@ -436,7 +308,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="build folder with bin/modelc-bench and bin/modelc-api-bench")
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default="mlp,lenet5,mlp_block,resnet_block,encoder_layer")
     parser.add_argument("--batches", default="1,64,256")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=6)

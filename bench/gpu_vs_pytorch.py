@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""modelc against PyTorch on a GPU, one table (issue 13).
+
+    /usr/bin/python3 bench/gpu_vs_pytorch.py --build build [--device cuda:0]
+
+Where no GPU is usable (no CUDA build of torch, no driver, no device) it says
+which and exits 0 without a table: this machine's CI has no GPU. On a GPU
+machine without LLVM, run it from a build packed with
+../shared/tools/gpu-pack.sh (LD_LIBRARY_PATH as that script says).
+
+For each model x input the same random weights (torch.manual_seed(0), written
+once as .safetensors) and the same input go to every side. fp32 with TF32 off
+on both sides. The input is already on the GPU; every timed forward reads its
+result back to host memory (which waits for the GPU), on both sides:
+
+  modelc         api: Function::call of the embedding API on the CUDA driver
+                 (modelc-api-bench --device cuda:N), plus Tensor::copyToHost
+  PyTorch        eager: module(x).cpu() under inference_mode
+                 graph: the eager forward captured once in a CUDA graph
+                   (torch.cuda.CUDAGraph), replayed, then out.cpu()
+                 compile: torch.compile (inductor, default mode), then .cpu()
+                 compile-max: torch.compile(mode="max-autotune-no-cudagraphs")
+                   with --max-autotune (minutes of autotuning per model)
+
+Every side's output is checked against the model run in float64 on the CPU
+first (normalised max error <= 1e-4); a failure stops the benchmark. Blocks of
+forwards run interleaved, the order rotating every round. Times are per
+forward: median and min over every timed forward; ratios are of medians from
+the same run. The table names the GPU, driver, torch and commit.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from bench_common import ChildSide, median, normalised_error  # noqa: E402
+
+PARITY = 1e-4
+
+# (model, batch, label): issue 13's rows. mlp_block_256 takes (b, 8, 256);
+# mlp_block at batch 8 is 8 x 512 tokens of 1024 (the "4096 tokens" row).
+CONFIGS = [
+    ("mlp", 1), ("mlp", 64), ("mlp", 256),
+    ("lenet5", 1), ("lenet5", 64), ("lenet5", 256),
+    ("mlp_block_256", 1), ("mlp_block_256", 64),
+    ("mlp_block_4096_tokens", 8),
+    ("resnet_block", 1), ("resnet_block", 64), ("resnet_block", 256),
+    ("encoder_layer", 1), ("encoder_layer", 64), ("encoder_layer", 256),
+]
+
+
+def skip(reason):
+    print("gpu_vs_pytorch: skipped: %s" % reason)
+    sys.exit(0)
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def time_forward(torch, fn, count):
+    """Per-call µs of fn() (which returns a host tensor: the read waits)."""
+    times = []
+    with torch.inference_mode():
+        for _ in range(count):
+            start = time.perf_counter_ns()
+            fn()
+            times.append((time.perf_counter_ns() - start) / 1000.0)
+    return times
+
+
+def cuda_graph_forward(torch, module, x):
+    """Captures module(x) once; the returned fn replays it and reads back."""
+    static_x = x.clone()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.inference_mode():
+        for _ in range(3):  # warm up outside the capture, as the docs ask
+            module(static_x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.inference_mode(), torch.cuda.graph(graph):
+        static_out = module(static_x)
+
+    def replay():
+        graph.replay()
+        return static_out.cpu()
+    return replay
+
+
+def bench_config(opts, torch, models, name, batch):
+    from gen_stdlib_refs import write_safetensors
+    key = "mlp_block" if name == "mlp_block_4096_tokens" else name
+    mdl, model_name, args, ctor, shape = models[key]
+    if name == "mlp_block_4096_tokens":
+        shape = lambda b: (b, 512, 1024)  # noqa: E731
+    device = torch.device(opts.device)
+    torch.manual_seed(0)
+    module = ctor().eval()
+    weights = os.path.join(opts.work, key + ".safetensors")
+    if not os.path.exists(weights):
+        write_safetensors(weights, module.state_dict())
+    gen = torch.Generator().manual_seed(1234)
+    x = torch.randn(*shape(batch), generator=gen)
+    stem = os.path.join(opts.work, "%s_b%d" % (name, batch))
+    x.numpy().astype("<f4").tofile(stem + ".f32")
+    with torch.no_grad():
+        reference = module.double()(x.double()).numpy()
+        module.float()
+    module = module.to(device)
+    xd = x.to(device)
+
+    sides, outputs, children = {}, {}, []
+    env = dict(os.environ, MODELC_CUDA="driver")
+    api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-", weights,
+                   stem + ".f32"] + [str(d) for d in x.shape]
+                  + ["--output", stem + "_api.f32", "--device", opts.device, "--warmup", "10"],
+                  env)
+    children.append(api)
+    outputs["modelc api"] = np.fromfile(stem + "_api.f32", dtype="<f4")
+    sides["modelc api"] = api.time
+
+    with torch.inference_mode():
+        outputs["eager"] = module(xd).cpu().numpy()
+    sides["eager"] = lambda n: time_forward(torch, lambda: module(xd).cpu(), n)
+    replay = cuda_graph_forward(torch, module, xd)
+    outputs["graph"] = replay().numpy()
+    sides["graph"] = lambda n: time_forward(torch, replay, n)
+    compile_modes = [("compile", {})] if hasattr(torch, "compile") else []
+    if opts.max_autotune and compile_modes:
+        compile_modes.append(("compile-max", {"mode": "max-autotune-no-cudagraphs"}))
+    compile_s = {}
+    for label, kwargs in compile_modes:
+        compiled = torch.compile(module, **kwargs)
+        start = time.perf_counter()
+        with torch.inference_mode():
+            outputs[label] = compiled(xd).cpu().numpy()
+        compile_s[label] = time.perf_counter() - start
+        sides[label] = (lambda c: lambda n: time_forward(torch, lambda: c(xd).cpu(), n))(compiled)
+
+    errors = {side: normalised_error(out, reference) for side, out in outputs.items()}
+    failed = {side: err for side, err in errors.items() if err > PARITY}
+    if failed:
+        for child in children:
+            child.close()
+        sys.exit("parity failure, %s batch %d: %s (normalised error against float64, limit %g)"
+                 % (name, batch, ", ".join("%s %.2e" % kv for kv in failed.items()), PARITY))
+
+    per_call = {}
+    for side, run in sides.items():
+        run(3)
+        per_call[side] = max(1.0, median(run(10)))
+    samples = {side: [] for side in sides}
+    order = list(sides)
+    for r in range(opts.rounds):
+        for side in order[r % len(order):] + order[:r % len(order)]:
+            count = max(3, int(opts.block_ms * 1000 / per_call[side]))
+            samples[side] += sides[side](count)
+    for child in children:
+        child.close()
+    row = {"model": name, "batch": batch, "input": "x".join(str(d) for d in x.shape),
+           "errors": errors, "compile_s": compile_s,
+           "modelc_compile_ms": api.info.get("compile_ms")}
+    for side in sides:
+        row[side] = (median(samples[side]), min(samples[side]))
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
+                        help="build folder with bin/modelc-api-bench")
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--models", default="",
+                        help="comma-separated subset of: " + ", ".join(sorted({m for m, _ in CONFIGS})))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--block-ms", type=float, default=50.0,
+                        help="work per interleaved block and side")
+    parser.add_argument("--max-autotune", action="store_true",
+                        help="also torch.compile(mode='max-autotune-no-cudagraphs')")
+    parser.add_argument("--work", default="/tmp/modelc-gpu-bench")
+    parser.add_argument("--json", help="also write the rows here")
+    opts = parser.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        skip("PyTorch is not installed")
+    if not torch.cuda.is_available():
+        skip("torch.cuda.is_available() is False (torch %s, CUDA build %s): no GPU, no driver, "
+             "or a CPU-only torch" % (torch.__version__, torch.version.cuda))
+    opts.api_bench = os.path.join(opts.build, "bin", "modelc-api-bench")
+    if not os.path.exists(opts.api_bench):
+        sys.exit("no %s: build modelc first (--build)" % opts.api_bench)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    from torch_models import MODELS
+    os.makedirs(opts.work, exist_ok=True)
+
+    index = torch.device(opts.device).index or 0
+    props = torch.cuda.get_device_properties(index)
+    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader",
+                             "-i", str(index)], capture_output=True, text=True).stdout.strip()
+    load = os.getloadavg()
+    print("%s (%d SMs, %.0f GiB), driver %s; torch %s (CUDA %s); modelc %s; TF32 off; "
+          "load %.2f" % (props.name, props.multi_processor_count, props.total_memory / 2**30,
+                         driver or "?", torch.__version__, torch.version.cuda, commit(), load[0]))
+    wanted = set(filter(None, opts.models.split(",")))
+    rows = []
+    if not hasattr(torch, "compile"):
+        sys.exit("torch %s has no torch.compile: the peer needs PyTorch 2" % torch.__version__)
+    cols = ["modelc api", "eager", "graph", "compile"] + (["compile-max"] if opts.max_autotune
+                                                          else [])
+    header = ("| model | input | " + " | ".join("%s med / min µs" % c for c in cols)
+              + " | eager/modelc | graph/modelc | compile/modelc |")
+    print(header)
+    print("|---" * (header.count("|") - 1) + "|")
+    for name, batch in CONFIGS:
+        if wanted and name not in wanted:
+            continue
+        row = bench_config(opts, torch, MODELS, name, batch)
+        rows.append(row)
+        ours = row["modelc api"][0]
+        print("| %s | %s | %s | %.2f | %.2f | %.2f |"
+              % (name, row["input"], " | ".join("%.1f / %.1f" % row[c] for c in cols),
+                 row["eager"][0] / ours, row["graph"][0] / ours, row["compile"][0] / ours),
+              flush=True)
+    print()
+    for row in rows:
+        print("compile, %s b%d: modelc %.0f ms (parse to loaded kernels); torch.compile %s"
+              % (row["model"], row["batch"], row["modelc_compile_ms"] or 0,
+                 ", ".join("%s %.1f s" % kv for kv in row["compile_s"].items())))
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
