@@ -16,9 +16,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -147,7 +150,8 @@ ClassKey classOf(const GemmProblem &p) {
 /// What identifies this machine and these libraries: a measured choice is
 /// only valid for the same CPU model and library builds.
 std::string machineIdentity() {
-  std::string id = "modelc-gemm-choice v1\n";
+  // v2: choices measured on a busy machine are no longer saved.
+  std::string id = "modelc-gemm-choice v2\n";
   id += llvm::sys::getHostCPUName().str() + "\n";
   if (auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo")) {
     llvm::SmallVector<llvm::StringRef> lines;
@@ -186,6 +190,8 @@ struct ChoiceTable {
   bool loaded = false;
   std::string file;
   std::map<ClassKey, GemmKernel> choices;
+  /// Measured while the machine was busy: used by this process, not saved.
+  std::set<ClassKey> provisional;
 
   void loadLocked() {
     if (loaded)
@@ -230,6 +236,8 @@ struct ChoiceTable {
         return;
       out << "# m n k (log2, rounded up) transA transB threads epilogue kernel\n";
       for (auto &[key, kernel] : choices) {
+        if (provisional.count(key))
+          continue;
         auto [m, n, k, ta, tb, threads, code] = key;
         out << m << ' ' << n << ' ' << k << ' ' << int(ta) << ' ' << int(tb) << ' ' << threads
             << ' ' << code << ' ' << gemmKernelName(kernel) << "\n";
@@ -303,7 +311,10 @@ GemmKernel chooseKernel(const GemmProblem &problem) {
     return found->second;
   GemmKernel best = measure(problem);
   choices.choices[key] = best;
-  choices.saveLocked();
+  if (machineBusyForMeasuring())
+    choices.provisional.insert(key);
+  else
+    choices.saveLocked();
   return best;
 }
 
@@ -376,10 +387,34 @@ std::string gemmChoiceFile() {
   return std::string(path);
 }
 
+/// The load average to assume (MODELC_ASSUMED_LOAD, assumeLoadAverage);
+/// negative: read the machine's.
+std::atomic<double> &assumedLoad() {
+  static std::atomic<double> load{[] {
+    double value = -1.0;
+    if (std::optional<std::string> text = llvm::sys::Process::GetEnv("MODELC_ASSUMED_LOAD"))
+      if (llvm::StringRef(*text).trim().getAsDouble(value) || value < 0)
+        value = -1.0;
+    return value;
+  }()};
+  return load;
+}
+
+void assumeLoadAverage(std::optional<double> load) { assumedLoad().store(load ? *load : -1.0); }
+
+bool machineBusyForMeasuring() {
+  double load = assumedLoad().load();
+  if (load < 0 && getloadavg(&load, 1) != 1)
+    return false;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return load > double(cores) + 1.0;
+}
+
 void clearGemmChoices() {
   ChoiceTable &choices = table();
   std::lock_guard<std::mutex> lock(choices.mutex);
   choices.choices.clear();
+  choices.provisional.clear();
   choices.loaded = false;
 }
 

@@ -6,7 +6,8 @@
 // class (each of m, n and k rounded up to a power of two, the transposes,
 // the thread count and the epilogue) times every available kernel on the
 // call's own operands and keeps the fastest, in memory and in a file per
-// CPU model under $MODELC_CACHE_DIR (docs/performance.md). MODELC_GEMM or
+// CPU model under $MODELC_CACHE_DIR (docs/performance.md) unless the machine
+// was busy (machineBusyForMeasuring). MODELC_GEMM or
 // setGemmKernel() forces one kernel instead, e.g. for parity tests.
 //
 //===----------------------------------------------------------------------===//
@@ -57,6 +58,16 @@ std::string gemmChoiceFile();
 /// Forgets the choices in memory; the next product reads the file again
 /// (which $MODELC_CACHE_DIR names then).
 void clearGemmChoices();
+
+/// Whether timings taken now are too noisy to keep: the 1-minute load
+/// average exceeds the hardware threads by more than one (other processes
+/// wait for a core). A choice measured then serves this process but is not
+/// saved, so a later process on a quieter machine measures again.
+/// MODELC_ASSUMED_LOAD (a number) stands in for the machine's load.
+bool machineBusyForMeasuring();
+/// For tests: the load average to assume instead of the machine's
+/// (std::nullopt: the machine's again, even over MODELC_ASSUMED_LOAD).
+void assumeLoadAverage(std::optional<double> load);
 
 /// The kernel measured (or read from the file) for the shape class of an m x n x k
 /// product without transposes and epilogue on the current thread count;

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace modelc::jit;
@@ -165,6 +166,7 @@ TEST(GemmChoiceTest, MeasuresOncePerShapeClassAndKeepsTheChoiceOnDisk) {
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("modelc-gemm-choice", dir));
   ASSERT_EQ(setenv("MODELC_CACHE_DIR", dir.c_str(), 1), 0);
   ForcedKernel measuring(GemmKernel::Auto);
+  assumeLoadAverage(0.0); // a quiet machine, whatever runs beside the test
   clearGemmChoices();
   std::string file = gemmChoiceFile();
   EXPECT_TRUE(llvm::StringRef(file).starts_with(dir.str())) << file;
@@ -196,6 +198,49 @@ TEST(GemmChoiceTest, MeasuresOncePerShapeClassAndKeepsTheChoiceOnDisk) {
   clearGemmChoices();
   EXPECT_EQ(measuredGemmKernel(m, n, k), GemmKernel::Auto);
   unsetenv("MODELC_CACHE_DIR");
+  assumeLoadAverage(std::nullopt);
+  clearGemmChoices();
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(GemmChoiceTest, ChoicesMeasuredOnABusyMachineAreUsedButNotSaved) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("modelc-gemm-busy", dir));
+  ASSERT_EQ(setenv("MODELC_CACHE_DIR", dir.c_str(), 1), 0);
+  ForcedKernel measuring(GemmKernel::Auto);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  assumeLoadAverage(double(cores) + 4.0);
+  EXPECT_TRUE(machineBusyForMeasuring());
+  clearGemmChoices();
+  std::string file = gemmChoiceFile();
+
+  auto multiply = [](int64_t m, int64_t n, int64_t k) {
+    std::vector<float> a = randomValues(size_t(m * k), 10), b = randomValues(size_t(k * n), 11),
+                       out(size_t(m * n), 0.0f);
+    auto av = view(a.data(), m, k, k, 1), bv = view(b.data(), k, n, n, 1),
+         cv = view(out.data(), m, n, n, 1);
+    modelc_sgemm_ciface(&av, &bv, &cv);
+  };
+  multiply(24, 40, 56);
+  GemmKernel busyChoice = measuredGemmKernel(24, 40, 56);
+  EXPECT_NE(busyChoice, GemmKernel::Auto);           // this process uses it...
+  EXPECT_FALSE(llvm::sys::fs::exists(file)) << file; // ...and keeps it off disk
+
+  // Quiet again: the next measurement is saved, the busy one still is not.
+  assumeLoadAverage(0.0);
+  EXPECT_FALSE(machineBusyForMeasuring());
+  multiply(200, 300, 400);
+  auto text = llvm::MemoryBuffer::getFile(file);
+  ASSERT_TRUE(bool(text)) << file;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n', -1, false);
+  EXPECT_EQ(lines.size(), 2u) << (*text)->getBuffer().str(); // the header and the quiet choice
+  clearGemmChoices();
+  EXPECT_EQ(measuredGemmKernel(24, 40, 56), GemmKernel::Auto);
+  EXPECT_NE(measuredGemmKernel(200, 300, 400), GemmKernel::Auto);
+
+  unsetenv("MODELC_CACHE_DIR");
+  assumeLoadAverage(std::nullopt);
   clearGemmChoices();
   llvm::sys::fs::remove_directories(dir);
 }
