@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cudagen/KernelSource.h"
+#include "cudagen/GemmKernels.h"
 
 #include "runtime/ScalarOps.h"
 
@@ -28,8 +29,6 @@ namespace {
 constexpr int64_t ElementwiseBlock = 256;
 /// Grid-stride loops cover the rest beyond this many blocks.
 constexpr int64_t MaxBlocks = 65535;
-/// Matmul and conv tile edge.
-constexpr int64_t Tile = 16;
 
 bool isFloat(DType t) { return t == DType::F32 || t == DType::F64; }
 
@@ -471,7 +470,7 @@ static __device__ __forceinline__ int64_t mdl_clamp_index(int64_t index, int64_t
          std::string(
 #include "cudagen/ScalarOpsHeader.inc"
              ) +
-         R"(
+         gemmPrelude().str() + R"(
 struct MdlSum {
   template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
 };
@@ -563,74 +562,203 @@ std::string operandOffset(KernelWriter &w, const MatmulOperand &op, unsigned out
   });
 }
 
+/// The lines that bound this block's slice of K: blockIdx.z picks one of
+/// gridDim.z slices, each a multiple of the tile's depth.
+void emitKSlice(KernelWriter &w, const GemmVariant &v) {
+  if (!v.mayTakeSplits()) {
+    w.line("const int64_t kBegin = 0, kEnd = K;");
+    return;
+  }
+  w.line("// split-K: blockIdx.z adds up slice z of K; with more than one slice the partial");
+  w.line("// sums go to the workspace");
+  w.line("const int64_t splits = gridDim.z;");
+  w.line(llvm::formatv("const int64_t kSlice = (K + splits * {0} - 1) / (splits * {0}) * {0};",
+                       v.tile.blockK));
+  w.line("const int64_t kBegin = blockIdx.z * kSlice;");
+  w.line("const int64_t kEnd = kBegin + kSlice < K ? kBegin + kSlice : K;");
+}
+
+/// The launch of one GEMM variant: blocks over M and N (the one on x may
+/// have more than 65535 tiles), `z` on z; no blocks where the variant is not
+/// active.
+void setGemmLaunch(KernelWriter &w, const GemmVariant &v, const SizeExpr &m, const SizeExpr &n,
+                   const SizeExpr &z, bool rowsOnX) {
+  Launch &l = w.launch();
+  SizeExpr rowTiles = SizeExpr::ceilDiv(m, v.tile.blockM);
+  SizeExpr columnTiles = SizeExpr::ceilDiv(n, v.tile.blockN);
+  l.grid = {(rowsOnX ? rowTiles : columnTiles) * v.active, rowsOnX ? columnTiles : rowTiles,
+            v.mayTakeSplits() ? v.splits : z};
+  l.block = {SizeExpr(v.tile.threads()), SizeExpr(1), SizeExpr(1)};
+}
+
+/// A kernel that runs only where `runs` is 1 moves no bytes elsewhere.
+GeneratedKernel scaledByRuns(GeneratedKernel kernel, const SizeExpr &runs) {
+  kernel.info.bytesRead = kernel.info.bytesRead * runs;
+  kernel.info.bytesWritten = kernel.info.bytesWritten * runs;
+  return kernel;
+}
+
+/// A variant's kernel name: the GEMM's own when it is the only kernel.
+KernelOrigin variantOrigin(const KernelOrigin &origin, const std::vector<GemmVariant> &variants,
+                           const GemmVariant &v) {
+  KernelOrigin named = origin;
+  if (variants.size() > 1 || v.mayTakeSplits())
+    named.name += llvm::formatv("_{0}x{1}", v.tile.blockM, v.tile.blockN).str();
+  return named;
+}
+
+/// Adds the K slices a split-K GEMM variant wrote to `workspace` in slice
+/// order (the result does not depend on timing) and stores the sum through
+/// `epilogue`, plus `bias[c<biasDim>]` first where given.
+GeneratedKernel splitKSumKernel(const KernelOrigin &origin, int device, const GemmVariant &v,
+                                const BufferRef &workspace, const std::optional<BufferRef> &bias,
+                                int biasDim, const ExprPtr &epilogue, const BufferRef &out) {
+  KernelOrigin named = origin;
+  named.name += llvm::formatv("_{0}x{1}_sum", v.tile.blockM, v.tile.blockN).str();
+  KernelWriter w(named, device, "matmul");
+  std::string partial = w.buffer(workspace);
+  std::string outName = w.buffer(out, /*written=*/true);
+  std::string biasName = bias ? w.buffer(*bias) : "";
+  DType acc = accumulatorType(out.dtype);
+  SizeExpr total = product(out.shape);
+  w.line(llvm::formatv("const int64_t total = {0};", w.size(total)));
+  w.line(llvm::formatv("const int64_t splits = {0};", w.size(v.splits)));
+  w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
+  w.line("     i += (int64_t)gridDim.x * blockDim.x) {");
+  w.setDepth(1);
+  w.line(llvm::formatv("{0} acc = 0;", cType(acc)));
+  w.line("for (int64_t s = 0; s < splits; ++s)");
+  w.line(llvm::formatv("  acc += {0}[s * total + i];", partial));
+  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+  if (bias) {
+    w.coordinates(out.shape, "i", "c");
+    w.line(llvm::formatv("acc += ({0}){1}[c{2}];", cType(acc), biasName, biasDim));
+    if (!epilogue)
+      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+    else
+      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+  } else {
+    storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
+  }
+  w.setDepth(0);
+  w.line("}");
+  SizeExpr runs = v.active * SizeExpr::min(v.splits - 1, 1);
+  w.setFlops((v.splits + int64_t(emitter.operations()) + (bias ? 1 : 0)) * total * runs);
+  w.launch1d(total);
+  w.launch().grid[0] = w.launch().grid[0] * runs;
+  return scaledByRuns(
+      w.finish(llvm::formatv("the {0} K slices of {1} added in order, {2}{3}", v.splits.str(),
+                             origin.name, describe(out), epilogue ? " with the fused epilogue" : "")
+                   .str()),
+      runs);
+}
+
+/// The store lambda's split-K branch: partial sums go to the workspace.
+void storePartialSum(KernelWriter &w, const GemmVariant &v, const std::string &workspace,
+                     const std::string &index) {
+  if (!v.mayTakeSplits())
+    return;
+  w.line("if (splits > 1) {");
+  w.line(llvm::formatv("  {0}[blockIdx.z * total + {1}] = acc;", workspace, index));
+  w.line("  return;");
+  w.line("}");
+}
+
 } // namespace
 
-GeneratedKernel matmulKernel(const KernelOrigin &origin, int device, const MatmulOperand &lhs,
-                             const MatmulOperand &rhs, const ExprPtr &epilogue,
-                             const BufferRef &out) {
-  KernelWriter w(origin, device, "matmul");
+std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
+                                           const MatmulOperand &lhs, const MatmulOperand &rhs,
+                                           const ExprPtr &epilogue, const BufferRef &out,
+                                           const WorkspaceMaker &makeWorkspace) {
   unsigned rank = out.shape.size();
   llvm::ArrayRef<SizeExpr> batchShape = llvm::ArrayRef(out.shape).drop_back(2);
   SizeExpr m = out.shape[rank - 2], n = out.shape[rank - 1];
   SizeExpr k = lhs.shape.back();
   SizeExpr batches = product(batchShape);
-  std::string a = w.buffer(lhs.buffer), b = w.buffer(rhs.buffer);
-  std::string outName = w.buffer(out, /*written=*/true);
   DType acc = accumulatorType(out.dtype);
   std::string accType = cType(acc).str();
-  w.line(llvm::formatv("// {0}x{1} tiles; thread (x, y) computes out[row = y, col = x] of its "
-                       "tile",
-                       Tile, Tile));
-  w.line(llvm::formatv("const int64_t M = {0}, N = {1}, K = {2}, batches = {3};", w.size(m),
-                       w.size(n), w.size(k), w.size(batches)));
-  w.line(llvm::formatv("__shared__ {0} tileA[{1}][{1}];", accType, Tile));
-  w.line(llvm::formatv("__shared__ {0} tileB[{1}][{2}];", accType, Tile, Tile + 1));
-  w.line("const int tx = threadIdx.x, ty = threadIdx.y;");
-  w.line(llvm::formatv("const int64_t row = blockIdx.x * (int64_t){0} + ty, col = blockIdx.y * "
-                       "(int64_t){0} + tx;",
-                       Tile));
-  w.line("for (int64_t batch = blockIdx.z; batch < batches; batch += gridDim.z) {");
-  w.setDepth(1);
-  w.coordinates(batchShape, "batch", "b");
-  w.setDepth(0);
-  w.line(llvm::formatv("  {0} acc = 0;", accType));
-  w.line(llvm::formatv("  for (int64_t k0 = 0; k0 < K; k0 += {0}) {{", Tile));
-  w.line("    const int64_t ka = k0 + tx, kb = k0 + ty;");
-  w.line(llvm::formatv("    tileA[ty][tx] = row < M && ka < K ? ({0}){1}[{2}] : 0;", accType, a,
-                       operandOffset(w, lhs, batchShape.size(), "row", "ka")));
-  w.line(llvm::formatv("    tileB[ty][tx] = kb < K && col < N ? ({0}){1}[{2}] : 0;", accType, b,
-                       operandOffset(w, rhs, batchShape.size(), "kb", "col")));
-  w.line("    __syncthreads();");
-  w.line(llvm::formatv("    for (int kk = 0; kk < {0}; ++kk)", Tile));
-  w.line("      acc += tileA[ty][kk] * tileB[kk][tx];");
-  w.line("    __syncthreads();");
-  w.line("  }");
-  w.line("  if (row < M && col < N) {");
-  w.setDepth(2);
-  w.line("const int64_t i = (batch * M + row) * N + col;");
-  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
-  storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
-  w.setDepth(0);
-  w.line("  }");
-  w.line("}");
-  w.setFlops(SizeExpr(2) * batches * m * n * k +
-             SizeExpr(int64_t(emitter.operations())) * product(out.shape));
-  Launch &l = w.launch();
-  l.grid = {SizeExpr::ceilDiv(m, Tile), SizeExpr::ceilDiv(n, Tile), SizeExpr::min(batches, 65535)};
-  l.block = {SizeExpr(Tile), SizeExpr(Tile), SizeExpr(1)};
-  return w.finish(llvm::formatv("tiled matmul {0} @ {1} -> {2}{3}", describe(lhs.buffer),
-                                describe(rhs.buffer), describe(out),
-                                epilogue ? " with a fused epilogue" : "")
-                      .str());
+  // Which operand dim is contiguous decides the direction of the tile loads.
+  auto unitStride = [](const MatmulOperand &op, unsigned logicalDim) {
+    const BufferRef &b = op.buffer;
+    return !b.shape.empty() && op.dimMap.back() == int(logicalDim);
+  };
+  bool aKContiguous = unitStride(lhs, lhs.shape.size() - 1);
+  bool bKContiguous = unitStride(rhs, rhs.shape.size() - 2);
+
+  std::vector<GeneratedKernel> kernels;
+  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches);
+  for (const GemmVariant &v : variants) {
+    std::optional<BufferRef> workspace;
+    if (v.mayTakeSplits())
+      workspace = makeWorkspace(acc, {v.workspaceRows(), batches * m * n});
+    KernelWriter w(variantOrigin(origin, variants, v), device, "matmul");
+    std::string a = w.buffer(lhs.buffer), b = w.buffer(rhs.buffer);
+    std::string outName = w.buffer(out, /*written=*/true);
+    std::string partial = workspace ? w.buffer(*workspace, /*written=*/true) : "";
+    w.line(llvm::formatv("// {0} GEMM: {1}; block (x, y) computes the tile at rows "
+                         "blockIdx.x, columns blockIdx.y",
+                         v.sizeClass, v.tile.str()));
+    w.line(llvm::formatv("const int64_t M = {0}, N = {1}, K = {2}, batches = {3};", w.size(m),
+                         w.size(n), w.size(k), w.size(batches)));
+    w.line("const int64_t total = batches * M * N;");
+    emitKSlice(w, v);
+    if (v.mayTakeSplits())
+      w.line("{");
+    else
+      w.line("for (int64_t batch = blockIdx.z; batch < batches; batch += gridDim.z) {");
+    w.setDepth(1);
+    if (v.mayTakeSplits())
+      w.line("const int64_t batch = 0;");
+    w.coordinates(batchShape, "batch", "b");
+    w.line(llvm::formatv("{0}(", gemmTileCall(v.tile, aKContiguous, bKContiguous, accType)));
+    w.line(llvm::formatv("    M, N, kBegin, kEnd, blockIdx.x * (int64_t){0}, blockIdx.y * "
+                         "(int64_t){1},",
+                         v.tile.blockM, v.tile.blockN));
+    w.line(llvm::formatv("    [&](int64_t row, int64_t ka) {{ return {0}[{1}]; },", a,
+                         operandOffset(w, lhs, batchShape.size(), "row", "ka")));
+    w.line(llvm::formatv("    [&](int64_t kb, int64_t col) {{ return {0}[{1}]; },", b,
+                         operandOffset(w, rhs, batchShape.size(), "kb", "col")));
+    w.line(llvm::formatv("    [&](int64_t row, int64_t col, {0} acc) {{", accType));
+    w.setDepth(4);
+    w.line("const int64_t i = (batch * M + row) * N + col;");
+    storePartialSum(w, v, partial, "i");
+    ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+    if (epilogue) {
+      for (unsigned d = 0; d + 2 < rank; ++d)
+        w.line(llvm::formatv("const int64_t c{0} = b{0};", d));
+      w.line(llvm::formatv("const int64_t c{0} = row;", rank - 2));
+      w.line(llvm::formatv("const int64_t c{0} = col;", rank - 1));
+      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+    } else {
+      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+    }
+    w.setDepth(1);
+    w.line("  });");
+    w.setDepth(0);
+    w.line("}");
+    w.setFlops((SizeExpr(2) * batches * m * n * k +
+                SizeExpr(int64_t(emitter.operations())) * product(out.shape)) *
+               v.active);
+    setGemmLaunch(w, v, m, n, SizeExpr::min(batches, 65535), /*rowsOnX=*/true);
+    std::string how = v.mayTakeSplits() ? ", K split over blockIdx.z" : "";
+    kernels.push_back(
+        scaledByRuns(w.finish(llvm::formatv("tiled matmul {0} @ {1} -> {2}{3}; {4} ({5}){6}",
+                                            describe(lhs.buffer), describe(rhs.buffer),
+                                            describe(out), epilogue ? " with a fused epilogue" : "",
+                                            v.sizeClass, v.tile.str(), how)
+                                  .str()),
+                     v.active));
+    if (workspace)
+      kernels.push_back(
+          splitKSumKernel(origin, device, v, *workspace, std::nullopt, 0, epilogue, out));
+  }
+  return kernels;
 }
 
-GeneratedKernel conv2dKernel(const KernelOrigin &origin, int device, const BufferRef &input,
-                             const BufferRef &weight, const std::optional<BufferRef> &bias,
-                             const Conv2dParams &p, const ExprPtr &epilogue, const BufferRef &out) {
-  KernelWriter w(origin, device, "conv2d");
-  std::string x = w.buffer(input), wt = w.buffer(weight);
-  std::string biasName = bias ? w.buffer(*bias) : "";
-  std::string outName = w.buffer(out, /*written=*/true);
+std::vector<GeneratedKernel>
+conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
+              const BufferRef &weight, const std::optional<BufferRef> &bias, const Conv2dParams &p,
+              const ExprPtr &epilogue, const BufferRef &out, const WorkspaceMaker &makeWorkspace) {
   DType acc = accumulatorType(out.dtype);
   std::string accType = cType(acc).str();
   const SizeExpr &batch = input.shape[0], &channels = input.shape[1], &h = input.shape[2],
@@ -641,66 +769,93 @@ GeneratedKernel conv2dKernel(const KernelOrigin &origin, int device, const Buffe
   SizeExpr groupOut = SizeExpr::floorDiv(outChannels, p.groups);
   SizeExpr reduction = groupChannels * kh * kw;
   SizeExpr columns = batch * oh * ow;
-  w.line("// implicit GEMM per group: rows are output channels, columns (n, oh, ow),");
-  w.line("// the reduction runs over (c, kh, kw) of the group's input channels");
-  w.line(llvm::formatv("const int64_t C = {0}, H = {1}, W = {2}, O = {3}, KH = {4}, KW = {5};",
-                       w.size(channels), w.size(h), w.size(wd), w.size(outChannels), w.size(kh),
-                       w.size(kw)));
-  w.line(llvm::formatv("const int64_t OH = {0}, OW = {1}, CG = {2}, OG = {3};", w.size(oh),
-                       w.size(ow), w.size(groupChannels), w.size(groupOut)));
-  w.line(
-      llvm::formatv("const int64_t rows = OG, columns = {0}, K = CG * KH * KW;", w.size(columns)));
-  w.line(llvm::formatv("__shared__ {0} tileW[{1}][{1}];", accType, Tile));
-  w.line(llvm::formatv("__shared__ {0} tileX[{1}][{2}];", accType, Tile, Tile + 1));
-  w.line("const int tx = threadIdx.x, ty = threadIdx.y;");
-  w.line("const int64_t group = blockIdx.z;");
-  w.line(llvm::formatv("const int64_t column = blockIdx.x * (int64_t){0} + tx, oc = blockIdx.y * "
-                       "(int64_t){0} + ty;",
-                       Tile));
-  w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
-  w.line(llvm::formatv("{0} acc = 0;", accType));
-  w.line(llvm::formatv("for (int64_t k0 = 0; k0 < K; k0 += {0}) {{", Tile));
-  w.line("  const int64_t kw_ = k0 + tx, kx = k0 + ty;");
-  w.line(llvm::formatv("  tileW[ty][tx] = oc < rows && kw_ < K ? ({0}){1}[(group * OG + oc) * K + "
-                       "kw_] : 0;",
-                       accType, wt));
-  w.line("  {");
-  w.line("    const int64_t c = kx / (KH * KW), r = kx / KW % KH, s = kx % KW;");
-  w.line(llvm::formatv("    const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
-                       "{5};",
-                       p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
-  w.line("    const bool inside = kx < K && column < columns && ih >= 0 && ih < H && iw >= 0 && "
-         "iw < W;");
-  w.line(llvm::formatv("    tileX[ty][tx] = inside ? ({0}){1}[((n * C + group * CG + c) * H + ih) "
-                       "* W + iw] : 0;",
-                       accType, x));
-  w.line("  }");
-  w.line("  __syncthreads();");
-  w.line(llvm::formatv("  for (int kk = 0; kk < {0}; ++kk)", Tile));
-  w.line("    acc += tileW[ty][kk] * tileX[kk][tx];");
-  w.line("  __syncthreads();");
-  w.line("}");
-  w.line("if (oc < rows && column < columns) {");
-  w.line("  const int64_t channel = group * OG + oc;");
-  if (bias)
-    w.line(llvm::formatv("  acc += ({0}){1}[channel];", accType, biasName));
-  w.setDepth(1);
-  w.line("const int64_t i = ((n * O + channel) * OH + oh) * OW + ow;");
-  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
-  storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
-  w.setDepth(0);
-  w.line("}");
-  w.setFlops(SizeExpr(2) * columns * outChannels * reduction +
-             SizeExpr(int64_t(emitter.operations()) + (bias ? 1 : 0)) * product(out.shape));
-  Launch &l = w.launch();
-  l.grid = {SizeExpr::ceilDiv(columns, Tile), SizeExpr::ceilDiv(groupOut, Tile), p.groups};
-  l.block = {SizeExpr(Tile), SizeExpr(Tile), SizeExpr(1)};
-  return w.finish(llvm::formatv("conv2d {0} * {1} -> {2} (stride {3}x{4}, padding {5}x{6}, "
-                                "dilation {7}x{8}, groups {9}){10}",
-                                describe(input), describe(weight), describe(out), p.strideH,
-                                p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups,
-                                epilogue ? " with a fused epilogue" : "")
-                      .str());
+
+  std::vector<GeneratedKernel> kernels;
+  // Rows are a group's output channels (the weight's rows, K contiguous),
+  // columns the output pixels (n, oh, ow): neighbouring columns are
+  // neighbouring input and output pixels.
+  std::vector<GemmVariant> variants = chooseGemmVariants(groupOut, columns, reduction, p.groups);
+  for (const GemmVariant &v : variants) {
+    std::optional<BufferRef> workspace;
+    if (v.mayTakeSplits())
+      workspace = makeWorkspace(acc, {v.workspaceRows(), product(out.shape)});
+    KernelWriter w(variantOrigin(origin, variants, v), device, "conv2d");
+    std::string x = w.buffer(input), wt = w.buffer(weight);
+    std::string biasName = bias ? w.buffer(*bias) : "";
+    std::string outName = w.buffer(out, /*written=*/true);
+    std::string partial = workspace ? w.buffer(*workspace, /*written=*/true) : "";
+    w.line("// implicit GEMM per group: rows are output channels, columns (n, oh, ow),");
+    w.line("// the reduction runs over (c, kh, kw) of the group's input channels;");
+    w.line(llvm::formatv("// {0} GEMM: {1}", v.sizeClass, v.tile.str()));
+    w.line(llvm::formatv("const int64_t C = {0}, H = {1}, W = {2}, O = {3}, KH = {4}, KW = {5};",
+                         w.size(channels), w.size(h), w.size(wd), w.size(outChannels), w.size(kh),
+                         w.size(kw)));
+    w.line(llvm::formatv("const int64_t OH = {0}, OW = {1}, CG = {2}, OG = {3};", w.size(oh),
+                         w.size(ow), w.size(groupChannels), w.size(groupOut)));
+    w.line(llvm::formatv("const int64_t columns = {0}, K = CG * KH * KW;", w.size(columns)));
+    w.line("const int64_t total = columns * O;");
+    // blockIdx.z is the group, or the slice of K of a split GEMM (one group).
+    w.line(v.mayTakeSplits() ? "const int64_t group = 0;" : "const int64_t group = blockIdx.z;");
+    emitKSlice(w, v);
+    w.line(llvm::formatv("{0}(", gemmTileCall(v.tile, /*aKContiguous=*/true,
+                                              /*bKContiguous=*/false, accType)));
+    w.line(llvm::formatv("    OG, columns, kBegin, kEnd, blockIdx.y * (int64_t){0}, blockIdx.x * "
+                         "(int64_t){1},",
+                         v.tile.blockM, v.tile.blockN));
+    w.line(llvm::formatv("    [&](int64_t oc, int64_t k) {{ return {0}[(group * OG + oc) * K + k]; "
+                         "},",
+                         wt));
+    w.line("    [&](int64_t k, int64_t column) {");
+    w.setDepth(4);
+    w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
+    w.line("const int64_t c = k / (KH * KW), r = k / KW % KH, s = k % KW;");
+    w.line(llvm::formatv("const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
+                         "{5};",
+                         p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
+    w.line(llvm::formatv("return ih >= 0 && ih < H && iw >= 0 && iw < W ? ({0}){1}[((n * C + "
+                         "group * CG + c) * H + ih) * W + iw] : ({0})0;",
+                         accType, x));
+    w.setDepth(1);
+    w.line("  },");
+    w.line(llvm::formatv("  [&](int64_t oc, int64_t column, {0} acc) {{", accType));
+    w.setDepth(3);
+    w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
+    w.line("const int64_t channel = group * OG + oc;");
+    w.line("const int64_t i = ((n * O + channel) * OH + oh) * OW + ow;");
+    storePartialSum(w, v, partial, "i");
+    if (bias)
+      w.line(llvm::formatv("acc += ({0}){1}[channel];", accType, biasName));
+    ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+    if (epilogue) {
+      w.line("const int64_t c0 = n;");
+      w.line("const int64_t c1 = channel;");
+      w.line("const int64_t c2 = oh;");
+      w.line("const int64_t c3 = ow;");
+      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+    } else {
+      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+    }
+    w.setDepth(0);
+    w.line("  });");
+    w.setFlops((SizeExpr(2) * columns * outChannels * reduction +
+                SizeExpr(int64_t(emitter.operations()) + (bias ? 1 : 0)) * product(out.shape)) *
+               v.active);
+    setGemmLaunch(w, v, groupOut, columns, p.groups, /*rowsOnX=*/false);
+    std::string how = v.mayTakeSplits() ? ", K split over blockIdx.z" : "";
+    kernels.push_back(scaledByRuns(
+        w.finish(llvm::formatv("conv2d {0} * {1} -> {2} (stride {3}x{4}, padding "
+                               "{5}x{6}, dilation {7}x{8}, groups {9}){10}; {11} "
+                               "({12}){13}",
+                               describe(input), describe(weight), describe(out), p.strideH,
+                               p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups,
+                               epilogue ? " with a fused epilogue" : "", v.sizeClass, v.tile.str(),
+                               how)
+                     .str()),
+        v.active));
+    if (workspace)
+      kernels.push_back(splitKSumKernel(origin, device, v, *workspace, bias, 1, epilogue, out));
+  }
+  return kernels;
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,7 @@
 
 #include "cudagen/DevicePlan.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,22 +89,32 @@ struct MatmulOperand {
   llvm::SmallVector<SizeExpr, 4> shape;
 };
 
-/// [..., M, K] @ [..., K, N] with 16x16 shared-memory tiles; `epilogue`
+/// Makes the temporary buffer a split-K GEMM writes its partial sums to.
+using WorkspaceMaker =
+    std::function<BufferRef(runtime::DType, llvm::SmallVector<SizeExpr, 4> shape)>;
+
+/// [..., M, K] @ [..., K, N] on the register-tiled GEMM (GemmKernels.h): one
+/// kernel per size class, each launched only where its class applies, and
+/// after a kernel that may split K the kernel adding its slices. `epilogue`
 /// (may be null) maps the accumulator (an Expr::Kind::Epilogue leaf) to the
 /// stored value, evaluated at the output coordinates.
-GeneratedKernel matmulKernel(const KernelOrigin &origin, int device, const MatmulOperand &lhs,
-                             const MatmulOperand &rhs, const ExprPtr &epilogue,
-                             const BufferRef &out);
+std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
+                                           const MatmulOperand &lhs, const MatmulOperand &rhs,
+                                           const ExprPtr &epilogue, const BufferRef &out,
+                                           const WorkspaceMaker &makeWorkspace);
 
 struct Conv2dParams {
   int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1, groups = 1;
 };
-/// Implicit-GEMM conv2d (NCHW), 16x16 tiles; bias optional; epilogue as
-/// for matmulKernel.
-GeneratedKernel conv2dKernel(const KernelOrigin &origin, int device, const BufferRef &input,
-                             const BufferRef &weight, const std::optional<BufferRef> &bias,
-                             const Conv2dParams &params, const ExprPtr &epilogue,
-                             const BufferRef &out);
+/// Implicit-GEMM conv2d (NCHW) on the same tiles: rows are a group's output
+/// channels, columns the output pixels; bias optional; kernels and epilogue
+/// as for matmulKernels.
+std::vector<GeneratedKernel> conv2dKernels(const KernelOrigin &origin, int device,
+                                           const BufferRef &input, const BufferRef &weight,
+                                           const std::optional<BufferRef> &bias,
+                                           const Conv2dParams &params, const ExprPtr &epilogue,
+                                           const BufferRef &out,
+                                           const WorkspaceMaker &makeWorkspace);
 
 enum class ReduceKind { Sum, Mean, Max };
 /// Reduces `dims` of `input` (one block per output element).

@@ -331,10 +331,21 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
     for (const std::string &line : p.sourceLines)
       if (!llvm::is_contained(origin.sourceLines, line))
         origin.sourceLines.insert(origin.sourceLines.begin(), line);
-    if (p.kind == Producer::Kind::Matmul)
-      addKernel(matmulKernel(origin, device, p.lhs, p.rhs, expr, ref(target)));
-    else
-      addKernel(conv2dKernel(origin, device, p.input, p.weight, p.bias, p.conv, expr, ref(target)));
+    // A split-K GEMM's partial sums: a temporary of their own.
+    WorkspaceMaker workspace = [&](DType dtype, llvm::SmallVector<SizeExpr, 4> shape) {
+      ValueInfo partial;
+      partial.device = v.device;
+      partial.dtype = dtype;
+      partial.shape = std::move(shape);
+      return ref(newBuffer(partial));
+    };
+    std::vector<GeneratedKernel> gemm =
+        p.kind == Producer::Kind::Matmul
+            ? matmulKernels(origin, device, p.lhs, p.rhs, expr, ref(target), workspace)
+            : conv2dKernels(origin, device, p.input, p.weight, p.bias, p.conv, expr, ref(target),
+                            workspace);
+    for (GeneratedKernel &kernel : gemm)
+      addKernel(std::move(kernel));
   } else {
     addKernel(elementwiseKernel(origin, device, expr, ref(target)));
   }

@@ -232,6 +232,17 @@ llvm::Expected<std::string> formatReport(const DevicePlan &plan, const ReportOpt
   double hostBytes = 0, peerBytes = 0;
   for (const Step &step : plan.steps) {
     if (const auto *l = std::get_if<Launch>(&step)) {
+      // A grid with no blocks is skipped (a GEMM kernel of another size
+      // class, a split-K sum with one slice).
+      bool runs = true;
+      for (const SizeExpr &extent : l->grid) {
+        llvm::Expected<double> blocks = eval(extent);
+        if (!blocks)
+          return blocks.takeError();
+        runs &= *blocks > 0;
+      }
+      if (!runs)
+        continue;
       ++launches[{l->device, l->kernel}];
       ++launchCount;
     } else if (const auto *c = std::get_if<Copy>(&step)) {

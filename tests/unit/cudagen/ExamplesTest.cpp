@@ -43,19 +43,19 @@ struct Example {
 };
 
 const Example examples[] = {
-    {"mlp.mlir", {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}, 3, 1},
+    {"mlp.mlir", {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}, 6, 1},
     {"lenet5.mlir",
      {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
       "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"},
-     7,
+     11,
      1},
     {"mlp_block.mlir",
      {"norm.weight", "norm.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"},
-     3,
+     5,
      1},
     {"pipeline.mlir",
      {"enc.proj.weight", "enc.proj.bias", "dec.proj.weight", "dec.proj.bias"},
-     3,
+     4,
      2},
 };
 
@@ -227,7 +227,10 @@ std::vector<float> runOnEmulator(const DevicePlan &p, const std::vector<std::vec
       return cuda::Dim3{unsigned(*d[0].evaluate(*symbols)), unsigned(*d[1].evaluate(*symbols)),
                         unsigned(*d[2].evaluate(*symbols))};
     };
-    llvm::Error err = emu.launch(l.device, *kernel, dim(l.grid), dim(l.block), args.data());
+    cuda::Dim3 grid = dim(l.grid);
+    if (!grid.x || !grid.y || !grid.z)
+      continue; // no work: another size class's GEMM kernel, or an unneeded split-K sum
+    llvm::Error err = emu.launch(l.device, *kernel, grid, dim(l.block), args.data());
     EXPECT_FALSE(bool(err)) << l.kernel << ": " << llvm::toString(std::move(err));
   }
   const Buffer &out = p.buffer(p.buffersOfKind(BufferKind::Output).front());

@@ -1,0 +1,221 @@
+//===- GemmKernels.cpp - Tile shapes and device code of the GEMMs ---------===//
+//
+// Why these tiles (see docs/cuda-codegen.md, "GEMM tiles"): a thread with
+// an 8x8 accumulator tile does 64 FMAs per 16 shared-memory reads, enough
+// to keep an SM's FP32 pipes busy (the 16x16 tile of one output per thread
+// did 1 FMA per 2 reads); 128x128 tiles read each operand element from
+// global memory N/128 and M/128 times instead of N/16 and M/16. Large tiles
+// starve the GPU when there are few of them, so smaller tiles and split-K
+// take over below one wave of 128x128 tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cudagen/GemmKernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace modelc::cudagen {
+
+std::string GemmTile::str() const {
+  return llvm::formatv("{0}x{1}x{2} tile, {3}x{4} per thread", blockM, blockN, blockK, threadM,
+                       threadN)
+      .str();
+}
+
+SizeExpr GemmVariant::workspaceRows() const {
+  if (!mayTakeSplits())
+    return 0;
+  return active * SizeExpr::min(splits - 1, 1) * splits;
+}
+
+namespace {
+
+bool constantBelow(const SizeExpr &e, int64_t bound) {
+  std::optional<int64_t> c = e.constant();
+  return c && *c < bound;
+}
+
+/// 1 when `e` >= `threshold`, else 0 (e >= 0).
+SizeExpr atLeast(const SizeExpr &e, int64_t threshold) {
+  return SizeExpr::min(SizeExpr::max(e - (threshold - 1), 0), 1);
+}
+
+} // namespace
+
+std::vector<GemmVariant> chooseGemmVariants(const SizeExpr &m, const SizeExpr &n, const SizeExpr &k,
+                                            const SizeExpr &batches) {
+  const bool splittable = batches == SizeExpr(1);
+  auto tiles = [&](const GemmTile &t) {
+    return SizeExpr::ceilDiv(m, t.blockM) * SizeExpr::ceilDiv(n, t.blockN) * batches;
+  };
+  // Below one wave of tiles, enough K slices for about two blocks per SM,
+  // each slice at least 32 deep (two 16-deep stages), at most 32 slices.
+  auto splitsFor = [&](const GemmTile &t) -> SizeExpr {
+    if (!splittable)
+      return 1;
+    // wanted >= 1; the bound on depth is folded first (K is mostly static).
+    SizeExpr wanted =
+        SizeExpr::ceilDiv(2 * GemmStreamingMultiprocessors, SizeExpr::max(tiles(t), 1));
+    SizeExpr deepest = SizeExpr::max(SizeExpr::min(SizeExpr::floorDiv(k, 32), 32), 1);
+    if (deepest == SizeExpr(1))
+      return 1;
+    // A full wave of tiles is not split.
+    SizeExpr fewTiles = 1 - atLeast(tiles(t), GemmStreamingMultiprocessors);
+    return 1 + (SizeExpr::min(wanted, deepest) - 1) * fewTiles;
+  };
+  auto variant = [&](std::string sizeClass, GemmTile tile, SizeExpr active) {
+    GemmVariant v;
+    v.sizeClass = std::move(sizeClass);
+    v.tile = tile;
+    v.active = std::move(active);
+    v.splits = splitsFor(tile);
+    return v;
+  };
+
+  bool fewRows = constantBelow(m, 33), fewColumns = constantBelow(n, 33);
+  if (fewRows && fewColumns)
+    return {variant("small", GemmTile{32, 32, 16, 4, 4}, 1)};
+  if (fewColumns)
+    return {variant("narrow columns", GemmTile{128, 32, 16, 4, 4}, 1)};
+  if (fewRows)
+    return {variant("narrow rows", GemmTile{32, 128, 16, 4, 4}, 1)};
+
+  GemmTile medium{64, 64, 16, 4, 4}, large{128, 128, 8, 8, 8};
+  std::vector<GemmVariant> variants;
+  SizeExpr largeActive = 0;
+  if (!constantBelow(m, 128) && !constantBelow(n, 128)) {
+    largeActive = atLeast(tiles(large), GemmStreamingMultiprocessors);
+    if (!(largeActive == SizeExpr(0))) {
+      GemmVariant v = variant("large", large, largeActive);
+      v.splits = 1; // a full wave of blocks needs no split
+      variants.push_back(v);
+    }
+  }
+  SizeExpr mediumActive = 1 - largeActive;
+  if (!(mediumActive == SizeExpr(0)))
+    variants.push_back(variant("medium", medium, mediumActive));
+  return variants;
+}
+
+std::string gemmTileCall(const GemmTile &tile, bool aKContiguous, bool bKContiguous,
+                         llvm::StringRef accumulatorType) {
+  return llvm::formatv("mdl_gemm_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>", tile.blockM,
+                       tile.blockN, tile.blockK, tile.threadM, tile.threadN,
+                       aKContiguous ? "true" : "false", bKContiguous ? "true" : "false",
+                       accumulatorType)
+      .str();
+}
+
+llvm::StringRef gemmPrelude() {
+  return R"(
+// The register-tiled GEMM of matmul and conv2d (compiler/cudagen/GemmKernels.cpp):
+// the block computes the BM x BN tile at (row0, col0) of
+// sum over k in [kBegin, kEnd) of A(row, k) * B(k, col). BK-deep slices of A
+// and B are staged in shared memory, double-buffered: the next slice is read
+// from global memory into registers while the current one is multiplied, so
+// one barrier per slice suffices. Each thread keeps TM x TN accumulators in
+// registers; its rows (and columns) are groups of 4 spread over the tile, so
+// a warp's shared reads are broadcasts or consecutive words and its stores
+// are coalesced. A_K_FAST: consecutive threads load consecutive k of A (A's
+// k is its contiguous dim), else consecutive rows; B_K_FAST likewise.
+// `store(row, col, acc)` runs for every element inside M x N.
+#ifdef MODELC_CUDA_EMULATION_H
+#define MDL_UNROLL // the host compiler unrolls what it likes
+#else
+#define MDL_UNROLL _Pragma("unroll")
+#endif
+template <int BM, int BN, int BK, int TM, int TN, bool A_K_FAST, bool B_K_FAST, typename Acc,
+          typename LoadA, typename LoadB, typename Store>
+static __device__ __forceinline__ void mdl_gemm_tile(int64_t M, int64_t N, int64_t kBegin,
+                                                    int64_t kEnd, int64_t row0, int64_t col0,
+                                                    LoadA loadA, LoadB loadB, Store store) {
+  constexpr int THREADS = (BM / TM) * (BN / TN);
+  constexpr int A_LOADS = BM * BK / THREADS, B_LOADS = BN * BK / THREADS;
+  static_assert(BM * BK % THREADS == 0 && BN * BK % THREADS == 0, "tile loads divide evenly");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "rows and columns in groups of 4");
+  // +4: a column of the tile (fixed m, BK values of k) spans distinct banks.
+  __shared__ __align__(16) Acc tileA[2][BK][BM + 4];
+  __shared__ __align__(16) Acc tileB[2][BK][BN + 4];
+  const int thread = threadIdx.x;
+  const int threadRow = thread / (BN / TN), threadCol = thread % (BN / TN);
+  Acc acc[TM][TN];
+MDL_UNROLL
+  for (int i = 0; i < TM; ++i)
+MDL_UNROLL
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0;
+  Acc nextA[A_LOADS], nextB[B_LOADS];
+  auto fetch = [&](int64_t k0) {
+MDL_UNROLL
+    for (int e = 0; e < A_LOADS; ++e) {
+      const int index = e * THREADS + thread;
+      const int m = A_K_FAST ? index / BK : index % BM, k = A_K_FAST ? index % BK : index / BM;
+      const int64_t row = row0 + m, kk = k0 + k;
+      nextA[e] = row < M && kk < kEnd ? (Acc)loadA(row, kk) : (Acc)0;
+    }
+MDL_UNROLL
+    for (int e = 0; e < B_LOADS; ++e) {
+      const int index = e * THREADS + thread;
+      const int n = B_K_FAST ? index / BK : index % BN, k = B_K_FAST ? index % BK : index / BN;
+      const int64_t col = col0 + n, kk = k0 + k;
+      nextB[e] = col < N && kk < kEnd ? (Acc)loadB(kk, col) : (Acc)0;
+    }
+  };
+  auto stash = [&](int stage) {
+MDL_UNROLL
+    for (int e = 0; e < A_LOADS; ++e) {
+      const int index = e * THREADS + thread;
+      const int m = A_K_FAST ? index / BK : index % BM, k = A_K_FAST ? index % BK : index / BM;
+      tileA[stage][k][m] = nextA[e];
+    }
+MDL_UNROLL
+    for (int e = 0; e < B_LOADS; ++e) {
+      const int index = e * THREADS + thread;
+      const int n = B_K_FAST ? index / BK : index % BN, k = B_K_FAST ? index % BK : index / BN;
+      tileB[stage][k][n] = nextB[e];
+    }
+  };
+  int stage = 0;
+  if (kBegin < kEnd) {
+    fetch(kBegin);
+    stash(0);
+  }
+  __syncthreads();
+  for (int64_t k0 = kBegin; k0 < kEnd; k0 += BK) {
+    const bool more = k0 + BK < kEnd;
+    if (more)
+      fetch(k0 + BK);
+MDL_UNROLL
+    for (int k = 0; k < BK; ++k) {
+      Acc a[TM], b[TN];
+MDL_UNROLL
+      for (int i = 0; i < TM; ++i)
+        a[i] = tileA[stage][k][(i / 4) * (BM / (TM / 4)) + threadRow * 4 + i % 4];
+MDL_UNROLL
+      for (int j = 0; j < TN; ++j)
+        b[j] = tileB[stage][k][(j / 4) * (BN / (TN / 4)) + threadCol * 4 + j % 4];
+MDL_UNROLL
+      for (int i = 0; i < TM; ++i)
+MDL_UNROLL
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] += a[i] * b[j];
+    }
+    if (more)
+      stash(stage ^ 1);
+    __syncthreads();
+    stage ^= 1;
+  }
+MDL_UNROLL
+  for (int i = 0; i < TM; ++i)
+MDL_UNROLL
+    for (int j = 0; j < TN; ++j) {
+      const int64_t row = row0 + (i / 4) * (BM / (TM / 4)) + threadRow * 4 + i % 4;
+      const int64_t col = col0 + (j / 4) * (BN / (TN / 4)) + threadCol * 4 + j % 4;
+      if (row < M && col < N)
+        store(row, col, acc[i][j]);
+    }
+}
+)";
+}
+
+} // namespace modelc::cudagen
