@@ -78,6 +78,13 @@ struct FuseElementwiseKeepContractionsPass
       Operation *producer = fused->get().getDefiningOp();
       if (isLibraryOp(producer) || isLibraryOp(fused->getOwner()))
         return false;
+      // A producer the consumer reads through a broadcasting map would be
+      // recomputed for every element it is broadcast to (a softmax's log of
+      // the row sum, a layer norm's rsqrt of the variance): it stays a
+      // smaller loop of its own.
+      if (auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner()))
+        if (!consumer.getMatchingIndexingMap(fused).isPermutation())
+          return false;
       // As upstream: do not duplicate a producer with other uses.
       return !producer || producer->hasOneUse();
     };

@@ -273,11 +273,47 @@ Value logSoftmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
                            Value e = math::ExpOp::create(nb, l, args[0]);
                            return arith::AddFOp::create(nb, l, e, args[1]);
                          });
-  Value sumKept = keepReducedDims(b, loc, sum, cast<RankedTensorType>(maxKept.getType()), dims);
-  return broadcastElementwise(b, loc, type, {shifted, sumKept},
+  // The log once per reduced row, not once per element it is broadcast to.
+  auto sumType = cast<RankedTensorType>(sum.getType());
+  Value logSum = broadcastElementwise(b, loc, sumType, {sum},
+                                      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                                        return math::LogOp::create(nb, l, args[0]);
+                                      });
+  Value logSumKept =
+      keepReducedDims(b, loc, logSum, cast<RankedTensorType>(maxKept.getType()), dims);
+  return broadcastElementwise(b, loc, type, {shifted, logSumKept},
                               [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                                Value logSum = math::LogOp::create(nb, l, args[1]);
-                                return arith::SubFOp::create(nb, l, args[0], logSum);
+                                return arith::SubFOp::create(nb, l, args[0], args[1]);
+                              });
+}
+
+Value softmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type elementType = type.getElementType();
+  llvm::SmallSet<int64_t, 4> dims;
+  dims.insert(dim);
+  SmallVector<int64_t> keptShape(type.getShape());
+  keptShape[dim] = 1;
+  auto keptType = RankedTensorType::get(keptShape, elementType);
+  Value max = reduceDims(b, loc, input, dims, lowestValue(b, loc, elementType),
+                         [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                           return arith::MaximumFOp::create(nb, l, args[0], args[1]);
+                         });
+  Value maxKept = keepReducedDims(b, loc, max, keptType, dims);
+  // One exp per element, kept for both the sum and the quotient.
+  Value exps = broadcastElementwise(
+      b, loc, type, {input, maxKept}, [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value shifted = arith::SubFOp::create(nb, l, args[0], args[1]);
+        return math::ExpOp::create(nb, l, shifted);
+      });
+  Value sum = reduceDims(b, loc, exps, dims, scalarConstant(b, loc, elementType, 0.0),
+                         [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                           return arith::AddFOp::create(nb, l, args[0], args[1]);
+                         });
+  Value sumKept = keepReducedDims(b, loc, sum, keptType, dims);
+  return broadcastElementwise(b, loc, type, {exps, sumKept},
+                              [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                                return arith::DivFOp::create(nb, l, args[0], args[1]);
                               });
 }
 

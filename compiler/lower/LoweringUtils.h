@@ -75,6 +75,9 @@ Value elementCount(OpBuilder &b, Location loc, Value tensor, llvm::ArrayRef<int6
 /// log_softmax along `dim` (shared by mdl.log_softmax and mdl.cross_entropy).
 Value logSoftmax(OpBuilder &b, Location loc, Value input, int64_t dim);
 
+/// softmax along `dim`: exp(x - max) / sum, one exp per element.
+Value softmax(OpBuilder &b, Location loc, Value input, int64_t dim);
+
 /// Rewrites `OpTy` with `Lower`, which returns the replacement value or
 /// failure; the result type handed to it already has its encoding dropped.
 template <typename OpTy,

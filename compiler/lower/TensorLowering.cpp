@@ -253,13 +253,9 @@ FailureOr<Value> lowerSoftmax(OpTy op, typename OpTy::Adaptor adaptor, RankedTen
   if (!isa<FloatType>(op.getType().getElementType()))
     return rewriter.notifyMatchFailure(op, "needs a float dtype");
   Location loc = op.getLoc();
-  Value logProbs = logSoftmax(rewriter, loc, adaptor.getInput(), op.getDim());
   if constexpr (std::is_same_v<OpTy, LogSoftmaxOp>)
-    return logProbs;
-  return broadcastElementwise(rewriter, loc, cast<RankedTensorType>(logProbs.getType()), {logProbs},
-                              [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                                return math::ExpOp::create(b, l, args[0]);
-                              });
+    return logSoftmax(rewriter, loc, adaptor.getInput(), op.getDim());
+  return softmax(rewriter, loc, adaptor.getInput(), op.getDim());
 }
 
 //===----------------------------------------------------------------------===//
@@ -288,36 +284,45 @@ FailureOr<Value> lowerLayerNorm(LayerNormOp op, LayerNormOp::Adaptor adaptor,
   Value sum = reduceDims(rewriter, loc, x, dims, zero, [](OpBuilder &b, Location l, ValueRange a) {
     return addScalars(b, l, a[0], a[1]);
   });
-  Value sumKept = keepReducedDims(rewriter, loc, sum, keptType, dims);
-  Value centered = broadcastElementwise(rewriter, loc, resultType, {x, sumKept},
+  // Mean and scale once per normalised row, not per element (the fusion
+  // keeps such broadcast producers as loops of their own).
+  auto reducedType = cast<RankedTensorType>(sum.getType());
+  Value mean = broadcastElementwise(rewriter, loc, reducedType, {sum},
+                                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                      return arith::DivFOp::create(b, l, a[0], count);
+                                    });
+  Value meanKept = keepReducedDims(rewriter, loc, mean, keptType, dims);
+  Value centered = broadcastElementwise(rewriter, loc, resultType, {x, meanKept},
                                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                          Value mean = arith::DivFOp::create(b, l, a[1], count);
-                                          return arith::SubFOp::create(b, l, a[0], mean);
+                                          return arith::SubFOp::create(b, l, a[0], a[1]);
                                         });
   Value squares =
       reduceDims(rewriter, loc, centered, dims, zero, [](OpBuilder &b, Location l, ValueRange a) {
         return addScalars(b, l, arith::MulFOp::create(b, l, a[0], a[0]), a[1]);
       });
-  Value squaresKept = keepReducedDims(rewriter, loc, squares, keptType, dims);
-  SmallVector<Value> operands = {centered, squaresKept};
+  Value eps = scalarConstant(rewriter, loc, elementType, op.getEpsilon().convertToDouble());
+  Value scale = broadcastElementwise(
+      rewriter, loc, reducedType, {squares}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value variance = arith::DivFOp::create(b, l, a[0], count);
+        return math::RsqrtOp::create(b, l, arith::AddFOp::create(b, l, variance, eps));
+      });
+  Value scaleKept = keepReducedDims(rewriter, loc, scale, keptType, dims);
+  SmallVector<Value> operands = {centered, scaleKept};
   if (adaptor.getWeight())
     operands.push_back(adaptor.getWeight());
   if (adaptor.getBias())
     operands.push_back(adaptor.getBias());
   bool hasWeight = static_cast<bool>(adaptor.getWeight()),
        hasBias = static_cast<bool>(adaptor.getBias());
-  Value eps = scalarConstant(rewriter, loc, elementType, op.getEpsilon().convertToDouble());
-  return broadcastElementwise(
-      rewriter, loc, resultType, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value variance = arith::DivFOp::create(b, l, a[1], count);
-        Value scale = math::RsqrtOp::create(b, l, arith::AddFOp::create(b, l, variance, eps));
-        Value y = arith::MulFOp::create(b, l, a[0], scale);
-        if (hasWeight)
-          y = arith::MulFOp::create(b, l, y, a[2]);
-        if (hasBias)
-          y = arith::AddFOp::create(b, l, y, a[hasWeight ? 3 : 2]);
-        return y;
-      });
+  return broadcastElementwise(rewriter, loc, resultType, operands,
+                              [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                Value y = arith::MulFOp::create(b, l, a[0], a[1]);
+                                if (hasWeight)
+                                  y = arith::MulFOp::create(b, l, y, a[2]);
+                                if (hasBias)
+                                  y = arith::AddFOp::create(b, l, y, a[hasWeight ? 3 : 2]);
+                                return y;
+                              });
 }
 
 /// Views a per-channel [C] tensor as [C, 1, ...] so it broadcasts over NC....
@@ -343,20 +348,26 @@ FailureOr<Value> lowerBatchNorm(BatchNormOp op, BatchNormOp::Adaptor adaptor,
   if (!isa<FloatType>(elementType))
     return rewriter.notifyMatchFailure(op, "needs a float dtype");
   int64_t trailing = resultType.getRank() - 2;
+  // 1 / sqrt(var + eps) once per channel, not per element.
+  Value eps = scalarConstant(rewriter, loc, elementType, op.getEpsilon().convertToDouble());
+  Value runningVar = adaptor.getRunningVar();
+  Value scale = broadcastElementwise(
+      rewriter, loc, cast<RankedTensorType>(runningVar.getType()), {runningVar},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return math::RsqrtOp::create(b, l, arith::AddFOp::create(b, l, a[0], eps));
+      });
   SmallVector<Value> operands = {adaptor.getInput(),
                                  channelView(rewriter, loc, adaptor.getRunningMean(), trailing),
-                                 channelView(rewriter, loc, adaptor.getRunningVar(), trailing)};
+                                 channelView(rewriter, loc, scale, trailing)};
   bool hasWeight = static_cast<bool>(adaptor.getWeight()),
        hasBias = static_cast<bool>(adaptor.getBias());
   if (hasWeight)
     operands.push_back(channelView(rewriter, loc, adaptor.getWeight(), trailing));
   if (hasBias)
     operands.push_back(channelView(rewriter, loc, adaptor.getBias(), trailing));
-  Value eps = scalarConstant(rewriter, loc, elementType, op.getEpsilon().convertToDouble());
   return broadcastElementwise(
       rewriter, loc, resultType, operands, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value scale = math::RsqrtOp::create(b, l, arith::AddFOp::create(b, l, a[2], eps));
-        Value y = arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]), scale);
+        Value y = arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]), a[2]);
         if (hasWeight)
           y = arith::MulFOp::create(b, l, y, a[3]);
         if (hasBias)
