@@ -40,14 +40,16 @@ OUT = os.path.join(ROOT, "tests", "lit", "stdlib", "Inputs")
 ONLY = set(sys.argv[1:])
 
 ST_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64",
-             torch.int32: "I32", torch.bool: "BOOL"}
+             torch.int32: "I32", torch.bool: "BOOL", torch.float16: "F16",
+             torch.bfloat16: "BF16"}
 
 
 def write_safetensors(path, state):
     header, blobs, offset = {}, [], 0
     for name, t in state.items():
         t = t.detach().contiguous().cpu()
-        blob = t.numpy().tobytes()
+        # NumPy has no bf16: its bits travel as int16.
+        blob = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
         header[name] = {"dtype": ST_DTYPES[t.dtype], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)

@@ -10,10 +10,12 @@
 #include "cudagen/KernelSource.h"
 #include "cudagen/GemmKernels.h"
 
+#include "runtime/Float16.h"
 #include "runtime/ScalarOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,13 +32,69 @@ constexpr int64_t ElementwiseBlock = 256;
 /// Grid-stride loops cover the rest beyond this many blocks.
 constexpr int64_t MaxBlocks = 65535;
 
-bool isFloat(DType t) { return t == DType::F32 || t == DType::F64; }
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-/// The type reductions accumulate in.
+/// The type arithmetic on `t` values happens in: f16 and bf16 values are
+/// widened to f32 on load, computed on and rounded back on store.
+DType arithmeticType(DType t) { return isHalf(t) ? DType::F32 : t; }
+
+bool isFloat(DType t) {
+  t = arithmeticType(t);
+  return t == DType::F32 || t == DType::F64;
+}
+
+/// The C type of a `t` value in registers (a stored element's type is cType).
+llvm::StringRef computeType(DType t) { return cType(arithmeticType(t)); }
+
+/// The type reductions accumulate in: f32 for f16, bf16 and f32.
 DType accumulatorType(DType t) {
-  if (t == DType::F32 || t == DType::F64)
-    return t;
+  if (isFloat(t))
+    return arithmeticType(t);
   return DType::I64;
+}
+
+/// The stored element `element` of a `t` buffer as a computeType(t) value.
+std::string widen(DType t, const std::string &element) {
+  return isHalf(t) ? "mdl_widen(" + element + ")" : element;
+}
+
+/// A stored `t` buffer element read into an accumulator of type `acc`.
+std::string loadAs(DType acc, DType t, const std::string &element) {
+  return isHalf(t) ? widen(t, element) : "(" + cType(acc).str() + ")" + element;
+}
+
+/// A computeType(t) `value` as a stored `t` element: f16 and bf16 round to
+/// nearest even, other types are taken as they are.
+std::string storeValue(DType t, const std::string &value) {
+  if (t == DType::F16)
+    return "mdl_to_f16(" + value + ")";
+  if (t == DType::BF16)
+    return "mdl_to_bf16(" + value + ")";
+  return value;
+}
+
+/// As storeValue, but other types convert with a C cast.
+std::string storeAs(DType t, const std::string &value) {
+  return isHalf(t) ? storeValue(t, value) : "(" + cType(t).str() + ")" + value;
+}
+
+/// `value` rounded to the nearest `t` value and kept in a float (a cast to
+/// f16 or bf16 inside a kernel). Other types are unchanged.
+std::string roundTo(DType t, const std::string &value) {
+  if (t == DType::F16)
+    return "mdl_round_f16(" + value + ")";
+  if (t == DType::BF16)
+    return "mdl_round_bf16(" + value + ")";
+  return value;
+}
+
+/// `value` as the nearest `t` value (f16 and bf16 round to nearest even).
+double representable(double value, DType t) {
+  if (t == DType::F16)
+    return runtime::halfBitsToFloat(runtime::floatToHalfBits(float(value)));
+  if (t == DType::BF16)
+    return runtime::bfloat16BitsToFloat(runtime::floatToBFloat16Bits(float(value)));
+  return value;
 }
 
 std::string floatLiteral(double value, DType dtype) {
@@ -68,6 +126,9 @@ std::string floatLiteral(double value, DType dtype) {
 /// A literal of `dtype` holding `value`.
 std::string literal(double value, DType dtype) {
   switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return floatLiteral(representable(value, dtype), DType::F32);
   case DType::F32:
   case DType::F64:
     return floatLiteral(value, dtype);
@@ -83,6 +144,9 @@ std::string literal(double value, DType dtype) {
 /// -inf (floats) or the lowest value (integers), the identity of max.
 std::string lowest(DType dtype) {
   switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return floatLiteral(-INFINITY, DType::F32);
   case DType::F32:
   case DType::F64:
     return floatLiteral(-INFINITY, dtype);
@@ -97,13 +161,17 @@ std::string lowest(DType dtype) {
 
 /// `name` with the f32 suffix: expf / exp.
 std::string mathFn(llvm::StringRef name, DType dtype) {
-  return dtype == DType::F32 ? (name + "f").str() : name.str();
+  return arithmeticType(dtype) == DType::F32 ? (name + "f").str() : name.str();
 }
 
 /// The parameter name of a symbolic dim: its own name when it cannot clash
-/// with the generated lower-case locals, else `dim_<name>`.
+/// with the generated locals (lower-case, and the matmul's, conv's, pools'
+/// and losses' upper-case extents: a batch named `N` once broke the matmul's
+/// `N`), else `dim_<name>`.
 std::string symbolParam(llvm::StringRef name) {
-  if (llvm::any_of(name, [](char c) { return llvm::isUpper(c); }))
+  static const llvm::StringSet<> extents = {"M",  "N",  "K",  "C",  "H",  "W", "O",
+                                            "KH", "KW", "OH", "OW", "CG", "OG"};
+  if (llvm::any_of(name, [](char c) { return llvm::isUpper(c); }) && !extents.contains(name))
     return name.str();
   return "dim_" + name.str();
 }
@@ -296,7 +364,7 @@ public:
         e->kind == Expr::Kind::Epilogue)
       return value;
     std::string name = "v" + std::to_string(counter++);
-    w.line(llvm::formatv("const {0} {1} = {2};", cType(e->dtype), name, value));
+    w.line(llvm::formatv("const {0} {1} = {2};", computeType(e->dtype), name, value));
     names[e.get()] = name;
     return name;
   }
@@ -315,27 +383,28 @@ private:
         identity = e.dimMap[j] == int(j);
       std::string at =
           identity ? linearIndex : w.offset(e.buffer, e.dimMap, [&](int d) { return coord(d); });
-      return name + "[" + at + "]";
+      return widen(e.buffer.dtype, name + "[" + at + "]");
     }
     case Expr::Kind::Constant:
       return literal(e.value, e.dtype);
     case Expr::Kind::Arange:
       ++ops;
-      return llvm::formatv("({0})({1} + (double){2} * {3})", cType(e.dtype),
+      return llvm::formatv("({0})({1} + (double){2} * {3})", computeType(e.dtype),
                            floatLiteral(e.start, DType::F64), coord(e.dimMap[0]),
                            floatLiteral(e.step, DType::F64))
           .str();
     case Expr::Kind::Eye:
-      return llvm::formatv("({0})({1} == {2})", cType(e.dtype), coord(e.dimMap[0]),
+      return llvm::formatv("({0})({1} == {2})", computeType(e.dtype), coord(e.dimMap[0]),
                            coord(e.dimMap[1]))
           .str();
-    case Expr::Kind::Epilogue:
-      return accumulator;
+    case Expr::Kind::Epilogue: // f16/bf16: the f32 accumulator itself
+      return "(" + computeType(e.dtype).str() + ")" + accumulator;
     case Expr::Kind::Cast: {
       std::string x = emit(e.operands[0]);
       if (e.dtype == DType::Bool)
         return "(" + x + " != 0)";
-      return llvm::formatv("({0}){1}", cType(e.dtype), x).str();
+      // A cast to f16/bf16 rounds even when the value stays in a register.
+      return roundTo(e.dtype, llvm::formatv("({0}){1}", computeType(e.dtype), x).str());
     }
     case Expr::Kind::Select:
       return llvm::formatv("{0} ? {1} : {2}", emit(e.operands[0]), emit(e.operands[1]),
@@ -360,6 +429,7 @@ private:
   }
 
   static std::string unary(llvm::StringRef op, DType t, const std::string &x) {
+    t = arithmeticType(t);
     auto lit = [&](double v) { return literal(v, t); };
     auto fn = [&](llvm::StringRef name) { return mathFn(name, t); };
     // Every op whose meaning is more than one C operator calls its
@@ -391,6 +461,7 @@ private:
 
   static std::string binary(llvm::StringRef op, DType t, const std::string &a,
                             const std::string &b) {
+    t = arithmeticType(t);
     static const llvm::StringMap<const char *> infix = {
         {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
     if (op == "div" && !isFloat(t)) // floor division; x / 0 is 0
@@ -446,13 +517,12 @@ llvm::StringRef cType(DType dtype) {
   case DType::Bool:
     return "bool";
   case DType::F16:
+    return "mdl_f16";
   case DType::BF16:
-    return "uint16_t";
+    return "mdl_bf16";
   }
   return "float";
 }
-
-bool supportsDType(DType dtype) { return dtype != DType::F16 && dtype != DType::BF16; }
 
 std::string kernelPrelude() {
   return R"(// Generated by modelc (compiler/cudagen). Compiles with NVRTC and, against
@@ -471,6 +541,44 @@ static __device__ __forceinline__ int64_t mdl_clamp_index(int64_t index, int64_t
 #include "cudagen/ScalarOpsHeader.inc"
              ) +
          gemmPrelude().str() + R"(
+// f16 and bf16 elements are 16-bit storage with no arithmetic of their own:
+// loads widen them to float (mdl_widen), all arithmetic and every
+// accumulation is in float, and stores round to nearest even (mdl_to_f16,
+// mdl_to_bf16), as does a cast to f16/bf16 inside a kernel (mdl_round_f16,
+// mdl_round_bf16). The bit conversions are runtime/HalfConversions.h, shared
+// with the cpu runtime.
+)" +
+         std::string(
+#include "cudagen/HalfConversionsHeader.inc"
+             ) +
+         R"(
+struct mdl_f16 {
+  uint16_t bits;
+};
+struct mdl_bf16 {
+  uint16_t bits;
+};
+static __device__ __forceinline__ float mdl_widen(mdl_f16 x) { return mdl_f16_bits_to_float(x.bits); }
+static __device__ __forceinline__ float mdl_widen(mdl_bf16 x) {
+  return mdl_bf16_bits_to_float(x.bits);
+}
+static __device__ __forceinline__ mdl_f16 mdl_to_f16(float x) {
+  mdl_f16 h;
+  h.bits = mdl_float_to_f16_bits(x);
+  return h;
+}
+static __device__ __forceinline__ mdl_bf16 mdl_to_bf16(float x) {
+  mdl_bf16 h;
+  h.bits = mdl_float_to_bf16_bits(x);
+  return h;
+}
+static __device__ __forceinline__ float mdl_round_f16(float x) {
+  return mdl_f16_bits_to_float(mdl_float_to_f16_bits(x));
+}
+static __device__ __forceinline__ float mdl_round_bf16(float x) {
+  return mdl_bf16_bits_to_float(mdl_float_to_bf16_bits(x));
+}
+
 struct MdlSum {
   template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
 };
@@ -521,7 +629,7 @@ GeneratedKernel elementwiseKernel(const KernelOrigin &origin, int device, const 
   w.setDepth(1);
   w.coordinates(out.shape, "i", "c");
   std::string value = emitter.emit(expr);
-  w.line(llvm::formatv("{0}[i] = {1};", outName, value));
+  w.line(llvm::formatv("{0}[i] = {1};", outName, storeValue(out.dtype, value)));
   w.setDepth(0);
   w.line("}");
   w.setFlops(SizeExpr(int64_t(emitter.operations())) * total);
@@ -540,12 +648,12 @@ void storeThroughEpilogue(KernelWriter &w, ExprEmitter &emitter, const ExprPtr &
                           const BufferRef &out, const std::string &outName,
                           const std::string &index) {
   if (!epilogue) {
-    w.line(llvm::formatv("{0}[{1}] = ({2})acc;", outName, index, cType(out.dtype)));
+    w.line(llvm::formatv("{0}[{1}] = {2};", outName, index, storeAs(out.dtype, "acc")));
     return;
   }
   w.coordinates(out.shape, index, "c");
   std::string value = emitter.emit(epilogue);
-  w.line(llvm::formatv("{0}[{1}] = {2};", outName, index, value));
+  w.line(llvm::formatv("{0}[{1}] = {2};", outName, index, storeValue(out.dtype, value)));
 }
 
 /// The offset of operand element (batch coords `b*`, row, col).
@@ -629,14 +737,16 @@ GeneratedKernel splitKSumKernel(const KernelOrigin &origin, int device, const Ge
   w.line(llvm::formatv("{0} acc = 0;", cType(acc)));
   w.line("for (int64_t s = 0; s < splits; ++s)");
   w.line(llvm::formatv("  acc += {0}[s * total + i];", partial));
-  ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+  ExprEmitter emitter(w, out.shape, "acc", "i");
   if (bias) {
     w.coordinates(out.shape, "i", "c");
-    w.line(llvm::formatv("acc += ({0}){1}[c{2}];", cType(acc), biasName, biasDim));
+    w.line(llvm::formatv(
+        "acc += {0};", loadAs(acc, bias->dtype, biasName + "[c" + std::to_string(biasDim) + "]")));
     if (!epilogue)
-      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+      w.line(llvm::formatv("{0}[i] = {1};", outName, storeAs(out.dtype, "acc")));
     else
-      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+      w.line(
+          llvm::formatv("{0}[i] = {1};", outName, storeValue(out.dtype, emitter.emit(epilogue))));
   } else {
     storeThroughEpilogue(w, emitter, epilogue, out, outName, "i");
   }
@@ -714,23 +824,28 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     w.line(llvm::formatv("    M, N, kBegin, kEnd, blockIdx.x * (int64_t){0}, blockIdx.y * "
                          "(int64_t){1},",
                          v.tile.blockM, v.tile.blockN));
-    w.line(llvm::formatv("    [&](int64_t row, int64_t ka) {{ return {0}[{1}]; },", a,
-                         operandOffset(w, lhs, batchShape.size(), "row", "ka")));
-    w.line(llvm::formatv("    [&](int64_t kb, int64_t col) {{ return {0}[{1}]; },", b,
-                         operandOffset(w, rhs, batchShape.size(), "kb", "col")));
+    w.line(llvm::formatv(
+        "    [&](int64_t row, int64_t ka) {{ return {0}; },",
+        widen(lhs.buffer.dtype,
+              a + "[" + operandOffset(w, lhs, batchShape.size(), "row", "ka") + "]")));
+    w.line(llvm::formatv(
+        "    [&](int64_t kb, int64_t col) {{ return {0}; },",
+        widen(rhs.buffer.dtype,
+              b + "[" + operandOffset(w, rhs, batchShape.size(), "kb", "col") + "]")));
     w.line(llvm::formatv("    [&](int64_t row, int64_t col, {0} acc) {{", accType));
     w.setDepth(4);
     w.line("const int64_t i = (batch * M + row) * N + col;");
     storePartialSum(w, v, partial, "i");
-    ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+    ExprEmitter emitter(w, out.shape, "acc", "i");
     if (epilogue) {
       for (unsigned d = 0; d + 2 < rank; ++d)
         w.line(llvm::formatv("const int64_t c{0} = b{0};", d));
       w.line(llvm::formatv("const int64_t c{0} = row;", rank - 2));
       w.line(llvm::formatv("const int64_t c{0} = col;", rank - 1));
-      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+      w.line(
+          llvm::formatv("{0}[i] = {1};", outName, storeValue(out.dtype, emitter.emit(epilogue))));
     } else {
-      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+      w.line(llvm::formatv("{0}[i] = {1};", outName, storeAs(out.dtype, "acc")));
     }
     w.setDepth(1);
     w.line("  });");
@@ -802,9 +917,8 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     w.line(llvm::formatv("    OG, columns, kBegin, kEnd, blockIdx.y * (int64_t){0}, blockIdx.x * "
                          "(int64_t){1},",
                          v.tile.blockM, v.tile.blockN));
-    w.line(llvm::formatv("    [&](int64_t oc, int64_t k) {{ return {0}[(group * OG + oc) * K + k]; "
-                         "},",
-                         wt));
+    w.line(llvm::formatv("    [&](int64_t oc, int64_t k) {{ return {0}; },",
+                         widen(weight.dtype, wt + "[(group * OG + oc) * K + k]")));
     w.line("    [&](int64_t k, int64_t column) {");
     w.setDepth(4);
     w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
@@ -812,9 +926,9 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     w.line(llvm::formatv("const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
                          "{5};",
                          p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
-    w.line(llvm::formatv("return ih >= 0 && ih < H && iw >= 0 && iw < W ? ({0}){1}[((n * C + "
-                         "group * CG + c) * H + ih) * W + iw] : ({0})0;",
-                         accType, x));
+    w.line(llvm::formatv(
+        "return ih >= 0 && ih < H && iw >= 0 && iw < W ? {0} : ({1})0;",
+        loadAs(acc, input.dtype, x + "[((n * C + group * CG + c) * H + ih) * W + iw]"), accType));
     w.setDepth(1);
     w.line("  },");
     w.line(llvm::formatv("  [&](int64_t oc, int64_t column, {0} acc) {{", accType));
@@ -824,16 +938,17 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     w.line("const int64_t i = ((n * O + channel) * OH + oh) * OW + ow;");
     storePartialSum(w, v, partial, "i");
     if (bias)
-      w.line(llvm::formatv("acc += ({0}){1}[channel];", accType, biasName));
-    ExprEmitter emitter(w, out.shape, "(" + cType(out.dtype).str() + ")acc", "i");
+      w.line(llvm::formatv("acc += {0};", loadAs(acc, bias->dtype, biasName + "[channel]")));
+    ExprEmitter emitter(w, out.shape, "acc", "i");
     if (epilogue) {
       w.line("const int64_t c0 = n;");
       w.line("const int64_t c1 = channel;");
       w.line("const int64_t c2 = oh;");
       w.line("const int64_t c3 = ow;");
-      w.line(llvm::formatv("{0}[i] = {1};", outName, emitter.emit(epilogue)));
+      w.line(
+          llvm::formatv("{0}[i] = {1};", outName, storeValue(out.dtype, emitter.emit(epilogue))));
     } else {
-      w.line(llvm::formatv("{0}[i] = ({1})acc;", outName, cType(out.dtype)));
+      w.line(llvm::formatv("{0}[i] = {1};", outName, storeAs(out.dtype, "acc")));
     }
     w.setDepth(0);
     w.line("  });");
@@ -916,16 +1031,18 @@ GeneratedKernel reduceKernel(const KernelOrigin &origin, int device, ReduceKind 
   llvm::SmallVector<int> identity;
   for (unsigned d = 0; d < input.shape.size(); ++d)
     identity.push_back(int(d));
-  w.line(llvm::formatv("    acc = {0}()(acc, ({1}){2}[{3}]);", op, accType, in,
-                       w.offset(input, identity, [](int d) { return "c" + std::to_string(d); })));
+  w.line(llvm::formatv("    acc = {0}()(acc, {1});", op,
+                       loadAs(acc, input.dtype, in + "[" + w.offset(input, identity, [](int d) {
+                         return "c" + std::to_string(d);
+                       }) + "]")));
   w.line("  }");
   w.line(llvm::formatv("  acc = mdl_block_reduce(acc, scratch, {0}());", op));
   w.line("  if (threadIdx.x == 0)");
   if (kind == ReduceKind::Mean)
-    w.line(llvm::formatv("    {0}[row] = ({1})(acc / ({2})extent);", outName, cType(out.dtype),
-                         accType));
+    w.line(llvm::formatv("    {0}[row] = {1};", outName,
+                         storeAs(out.dtype, "(acc / (" + accType + ")extent)")));
   else
-    w.line(llvm::formatv("    {0}[row] = ({1})acc;", outName, cType(out.dtype)));
+    w.line(llvm::formatv("    {0}[row] = {1};", outName, storeAs(out.dtype, "acc")));
   w.line("}");
   w.setFlops(product(input.shape));
   Launch &l = w.launch();
@@ -945,7 +1062,8 @@ GeneratedKernel softmaxKernel(const KernelOrigin &origin, int device, bool logSo
   KernelWriter w(origin, device, "softmax");
   std::string in = w.buffer(input), outName = w.buffer(out, /*written=*/true);
   DType t = input.dtype;
-  std::string type = cType(t).str();
+  std::string type = computeType(t).str();
+  std::string element = widen(t, in + "[base + k * inner]");
   SizeExpr length = input.shape[dim];
   SizeExpr inner = strideOf(input.shape, dim);
   // Rows are every coordinate but `dim`: outer * inner of them.
@@ -957,22 +1075,22 @@ GeneratedKernel softmaxKernel(const KernelOrigin &origin, int device, bool logSo
   w.line("  const int64_t base = row / inner * length * inner + row % inner;");
   w.line(llvm::formatv("  {0} largest = {1};", type, lowest(t)));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
-  w.line(llvm::formatv("    largest = MdlMax()(largest, {0}[base + k * inner]);", in));
+  w.line(llvm::formatv("    largest = MdlMax()(largest, {0});", element));
   w.line("  largest = mdl_block_reduce(largest, scratch, MdlMax());");
   w.line(llvm::formatv("  {0} total = 0;", type));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
-  w.line(llvm::formatv("    total += {0}({1}[base + k * inner] - largest);", mathFn("exp", t), in));
+  w.line(llvm::formatv("    total += {0}({1} - largest);", mathFn("exp", t), element));
   w.line("  total = mdl_block_reduce(total, scratch, MdlSum());");
   if (logSoftmax)
     w.line(llvm::formatv("  const {0} shift = largest + {1}(total);", type, mathFn("log", t)));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
   if (logSoftmax)
-    w.line(
-        llvm::formatv("    {0}[base + k * inner] = {1}[base + k * inner] - shift;", outName, in));
+    w.line(llvm::formatv("    {0}[base + k * inner] = {1};", outName,
+                         storeValue(out.dtype, element + " - shift")));
   else
-    w.line(llvm::formatv("    {0}[base + k * inner] = {1}({2}[base + k * inner] - largest) / "
-                         "total;",
-                         outName, mathFn("exp", t), in));
+    w.line(llvm::formatv(
+        "    {0}[base + k * inner] = {1};", outName,
+        storeValue(out.dtype, mathFn("exp", t) + "(" + element + " - largest) / total")));
   w.line("}");
   w.setFlops(SizeExpr(5) * product(input.shape));
   Launch &l = w.launch();
@@ -993,35 +1111,36 @@ GeneratedKernel layerNormKernel(const KernelOrigin &origin, int device, const Bu
   std::string biasName = bias ? w.buffer(*bias) : "";
   std::string outName = w.buffer(out, /*written=*/true);
   DType t = input.dtype;
-  std::string type = cType(t).str();
+  std::string type = computeType(t).str();
+  std::string element = widen(t, "x[k]");
   size_t lead = input.shape.size() - normalizedRank;
   SizeExpr rows = product(llvm::ArrayRef(input.shape).take_front(lead));
   SizeExpr length = product(llvm::ArrayRef(input.shape).drop_front(lead));
   w.line(llvm::formatv("__shared__ {0} scratch[32];", type));
   w.line(llvm::formatv("const int64_t rows = {0}, length = {1};", w.size(rows), w.size(length)));
   w.line("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {");
-  w.line(llvm::formatv("  const {0} *x = {1} + row * length;", type, in));
+  w.line(llvm::formatv("  const {0} *x = {1} + row * length;", cType(t), in));
   w.line(llvm::formatv("  {0} total = 0;", type));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
-  w.line("    total += x[k];");
+  w.line("    total += " + element + ";");
   w.line(llvm::formatv("  const {0} mean = mdl_block_reduce(total, scratch, MdlSum()) / "
                        "({0})length;",
                        type));
   w.line(llvm::formatv("  {0} squares = 0;", type));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
-  w.line("    squares += (x[k] - mean) * (x[k] - mean);");
+  w.line(llvm::formatv("    squares += ({0} - mean) * ({0} - mean);", element));
   w.line(llvm::formatv("  const {0} variance = mdl_block_reduce(squares, scratch, MdlSum()) / "
                        "({0})length;",
                        type));
   w.line(llvm::formatv("  const {0} scale = {1} / {2}(variance + {3});", type, literal(1, t),
-                       mathFn("sqrt", t), literal(epsilon, t)));
+                       mathFn("sqrt", t), literal(epsilon, arithmeticType(t))));
   w.line("  for (int64_t k = threadIdx.x; k < length; k += blockDim.x)");
-  std::string value = "(x[k] - mean) * scale";
+  std::string value = "(" + element + " - mean) * scale";
   if (weight)
-    value += " * " + weightName + "[k]";
+    value += " * " + widen(weight->dtype, weightName + "[k]");
   if (bias)
-    value += " + " + biasName + "[k]";
-  w.line(llvm::formatv("    {0}[row * length + k] = {1};", outName, value));
+    value += " + " + widen(bias->dtype, biasName + "[k]");
+  w.line(llvm::formatv("    {0}[row * length + k] = {1};", outName, storeValue(out.dtype, value)));
   w.line("}");
   w.setFlops(SizeExpr(8) * product(input.shape));
   Launch &l = w.launch();
@@ -1066,6 +1185,7 @@ GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind ki
   openElementLoop(w, out);
   w.line(llvm::formatv("  const {0} *plane = {1} + (c0 * {2} + c1) * H * W;", cType(t), in,
                        KernelWriter::wrap(w.size(input.shape[1]))));
+  std::string element = widen(t, "plane[h * W + x]");
   SizeExpr windows = product(out.shape);
   std::string comment;
   if (kind == PoolKind::AdaptiveAvg) {
@@ -1074,9 +1194,9 @@ GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind ki
     w.line(llvm::formatv("  {0} total = 0;", accType));
     w.line("  for (int64_t h = h0; h < h1; ++h)");
     w.line("    for (int64_t x = w0; x < w1; ++x)");
-    w.line("      total += plane[h * W + x];");
-    w.line(llvm::formatv("  {0}[i] = ({1})(total / ({2})((h1 - h0) * (w1 - w0)));", outName,
-                         cType(out.dtype), accType));
+    w.line("      total += " + element + ";");
+    w.line(llvm::formatv("  {0}[i] = {1};", outName,
+                         storeAs(out.dtype, "(total / (" + accType + ")((h1 - h0) * (w1 - w0)))")));
     comment = "adaptive_avg_pool2d";
   } else {
     bool isMax = kind == PoolKind::Max;
@@ -1086,15 +1206,16 @@ GeneratedKernel pool2dKernel(const KernelOrigin &origin, int device, PoolKind ki
     w.line(llvm::formatv("    for (int64_t s = 0; s < {0}; ++s) {{", kernel[1]));
     w.line(llvm::formatv("      const int64_t x = c3 * {0} - {1} + s;", stride[1], padding[1]));
     w.line("      if (h >= 0 && h < H && x >= 0 && x < W)");
-    w.line(isMax ? "        acc = MdlMax()(acc, plane[h * W + x]);"
-                 : "        acc += plane[h * W + x];");
+    w.line(isMax ? "        acc = MdlMax()(acc, " + element + ");"
+                 : "        acc += " + element + ";");
     w.line("    }");
     w.line("  }");
     if (isMax)
-      w.line(llvm::formatv("  {0}[i] = acc;", outName));
+      w.line(llvm::formatv("  {0}[i] = {1};", outName, storeValue(out.dtype, "acc")));
     else // padding counts in the divisor (count_include_pad)
-      w.line(llvm::formatv("  {0}[i] = ({1})(acc / ({2}){3});", outName, cType(out.dtype), accType,
-                           kernel[0] * kernel[1]));
+      w.line(llvm::formatv(
+          "  {0}[i] = {1};", outName,
+          storeAs(out.dtype, llvm::formatv("(acc / ({0}){1})", accType, kernel[0] * kernel[1]))));
     comment = llvm::formatv("{0} {1}x{2}, stride {3}x{4}, padding {5}x{6}",
                             isMax ? "max_pool2d" : "avg_pool2d", kernel[0], kernel[1], stride[0],
                             stride[1], padding[0], padding[1]);
@@ -1265,7 +1386,7 @@ GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogi
   std::string weightName = weight ? w.buffer(*weight) : "";
   std::string outName = w.buffer(out, /*written=*/true);
   DType t = input.dtype;
-  std::string type = cType(t).str();
+  std::string type = computeType(t).str();
   bool none = reduction == "none";
   w.line("// one warp per row (sample), the block's warps stride over the rows");
   w.line(llvm::formatv("const int64_t N = {0}, C = {1};", w.size(input.shape[0]),
@@ -1276,27 +1397,27 @@ GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogi
     w.line(llvm::formatv("{0} weighted = 0, weights = 0;", type));
   }
   w.line("for (int64_t n = threadIdx.x / 32; n < N; n += warps) {");
-  w.line(llvm::formatv("  const {0} *x = {1} + n * C;", type, in));
+  w.line(llvm::formatv("  const {0} *x = {1} + n * C;", cType(t), in));
   w.line(llvm::formatv("  const int64_t target = mdl_clamp_index((int64_t){0}[n], C);", targets));
   w.line(llvm::formatv("  const {0} w = {1};", type,
-                       weight ? weightName + "[target]" : literal(1, t)));
+                       weight ? widen(weight->dtype, weightName + "[target]") : literal(1, t)));
   if (fromLogits) {
     w.line(llvm::formatv("  {0} largest = {1};", type, lowest(t)));
     w.line("  for (int64_t k = lane; k < C; k += 32)");
-    w.line("    largest = MdlMax()(largest, x[k]);");
+    w.line("    largest = MdlMax()(largest, " + widen(t, "x[k]") + ");");
     w.line("  largest = mdl_warp_reduce(largest, MdlMax());");
     w.line(llvm::formatv("  {0} total = 0;", type));
     w.line("  for (int64_t k = lane; k < C; k += 32)");
-    w.line(llvm::formatv("    total += {0}(x[k] - largest);", mathFn("exp", t)));
+    w.line(llvm::formatv("    total += {0}({1} - largest);", mathFn("exp", t), widen(t, "x[k]")));
     w.line("  total = mdl_warp_reduce(total, MdlSum());");
-    w.line(llvm::formatv("  const {0} loss = w * (largest + {1}(total) - x[target]);", type,
-                         mathFn("log", t)));
+    w.line(llvm::formatv("  const {0} loss = w * (largest + {1}(total) - {2});", type,
+                         mathFn("log", t), widen(t, "x[target]")));
   } else {
-    w.line(llvm::formatv("  const {0} loss = -w * x[target];", type));
+    w.line(llvm::formatv("  const {0} loss = -w * {1};", type, widen(t, "x[target]")));
   }
   if (none) {
     w.line("  if (lane == 0)");
-    w.line(llvm::formatv("    {0}[n] = loss;", outName));
+    w.line(llvm::formatv("    {0}[n] = {1};", outName, storeValue(out.dtype, "loss")));
     w.line("}");
   } else {
     w.line("  if (lane == 0) {");
@@ -1308,10 +1429,11 @@ GeneratedKernel lossKernel(const KernelOrigin &origin, int device, bool fromLogi
     if (reduction == "mean") {
       w.line("weights = mdl_block_reduce(weights, scratch, MdlSum());");
       w.line("if (threadIdx.x == 0)");
-      w.line(llvm::formatv("  {0}[0] = weighted / weights;", outName));
+      w.line(
+          llvm::formatv("  {0}[0] = {1};", outName, storeValue(out.dtype, "weighted / weights")));
     } else {
       w.line("if (threadIdx.x == 0)");
-      w.line(llvm::formatv("  {0}[0] = weighted;", outName));
+      w.line(llvm::formatv("  {0}[0] = {1};", outName, storeValue(out.dtype, "weighted")));
     }
   }
   w.setFlops(SizeExpr(fromLogits ? 4 : 1) * product(input.shape));
@@ -1332,7 +1454,8 @@ GeneratedKernel randnKernel(const KernelOrigin &origin, int device, int64_t seed
   w.line("const int64_t total = " + w.size(product(out.shape)) + ";");
   w.line("for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;");
   w.line("     i += (int64_t)gridDim.x * blockDim.x)");
-  w.line(llvm::formatv("  {0}[i] = ({1})mdl_randn({2}u, i);", outName, cType(out.dtype), mixed));
+  w.line(llvm::formatv("  {0}[i] = {1};", outName,
+                       storeAs(out.dtype, llvm::formatv("mdl_randn({0}u, i)", mixed).str())));
   w.setFlops(SizeExpr(20) * product(out.shape));
   w.launch1d(product(out.shape));
   return w.finish(llvm::formatv("randn(seed {0}) into {1}", seed, describe(out)).str());

@@ -71,11 +71,10 @@ struct GeneratedKernel {
 
 /// The helper functions every translation unit starts with.
 std::string kernelPrelude();
-/// "float", "double", "int32_t", "int64_t", "bool"; f16/bf16 are rejected
-/// before code generation.
+/// The C type of a stored element: "float", "double", "int32_t", "int64_t",
+/// "bool", and the prelude's 16-bit "mdl_f16" and "mdl_bf16" (arithmetic on
+/// those happens in float).
 llvm::StringRef cType(runtime::DType dtype);
-/// Whether the CUDA back end handles `dtype`.
-bool supportsDType(runtime::DType dtype);
 
 /// `out[i] = expr(coords of i)` over `out.shape`.
 GeneratedKernel elementwiseKernel(const KernelOrigin &origin, int device, const ExprPtr &expr,

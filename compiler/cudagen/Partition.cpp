@@ -834,7 +834,9 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
           return var.takeError();
         Expr eps;
         eps.kind = Expr::Kind::Constant;
-        eps.dtype = result.dtype;
+        // f16/bf16 values are f32 inside a kernel: eps is not rounded to them.
+        eps.dtype =
+            result.dtype == DType::F16 || result.dtype == DType::BF16 ? DType::F32 : result.dtype;
         eps.value = bn.getEpsilon().convertToDouble();
         Expr root;
         root.kind = Expr::Kind::Unary;
@@ -1206,14 +1208,6 @@ llvm::Expected<DevicePlan> Planner::run() {
     }
     if (llvm::Error err = flushCpuRegion())
       return err;
-    for (mlir::Value operand : op.getOperands())
-      if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(operand.getType()))
-        if (std::optional<DType> dt = dtypeOf(t); dt && !supportsDType(*dt))
-          return fail(&op, llvm::formatv("{0} tensors are not supported on cuda yet",
-                                         runtime::dtypeName(*dt)));
-    if (!supportsDType(result.dtype))
-      return fail(&op, llvm::formatv("{0} tensors are not supported on cuda yet",
-                                     runtime::dtypeName(result.dtype)));
     if (mlir::isa<mlir::mdl::ZerosOp, mlir::mdl::OnesOp, mlir::mdl::FullOp, mlir::mdl::RandnOp,
                   mlir::mdl::ArangeOp, mlir::mdl::EyeOp>(op) &&
         op.getNumOperands() > 0)

@@ -2,9 +2,10 @@
 //
 // 1. Reject tensors on devices other than the cpu (the only back end so far)
 //    and element types the patterns do not handle.
-// 2. Drop the #mdl.device encoding from every tensor type (function
+// 2. Make f16/bf16 accumulations f32 (WidenHalf.cpp).
+// 3. Drop the #mdl.device encoding from every tensor type (function
 //    signatures, calls and returns included).
-// 3. Rewrite each mdl op with the patterns of *Lowering.cpp.
+// 4. Rewrite each mdl op with the patterns of *Lowering.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +90,7 @@ struct LowerMdlToLinalgPass : PassWrapper<LowerMdlToLinalgPass, OperationPass<Mo
     ModuleOp module = getOperation();
     if (failed(checkLowerable(module)))
       return signalPassFailure();
+    widenHalfAccumulations(module);
 
     MLIRContext *ctx = &getContext();
     TypeConverter converter;

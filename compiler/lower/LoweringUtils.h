@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include "llvm/ADT/SmallSet.h"
@@ -96,6 +97,10 @@ struct LowerWith : mlir::OpConversionPattern<OpTy> {
     return mlir::success();
   }
 };
+
+/// Makes the f16/bf16 ops that accumulate or normalise compute in f32: half
+/// operands cast to f32, the op in f32, the result cast back (WidenHalf.cpp).
+void widenHalfAccumulations(mlir::ModuleOp module);
 
 void populateElementwisePatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 void populateTensorPatterns(mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);

@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace modelc::api;
@@ -235,3 +237,77 @@ TEST_F(ApiCuda, SeveralResultsStayOnTheGpu) {
 }
 
 } // namespace
+
+namespace {
+
+/// tests/lit/cuda/Inputs/half/models.mdl with its HALF placeholder as `dtype`.
+Result<Program> halfModels(const std::string &dtype) {
+  std::ifstream file(sourcePath("tests/lit/cuda/Inputs/half/models.mdl"));
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string source = text.str();
+  for (size_t at = source.find("HALF"); at != std::string::npos; at = source.find("HALF", at))
+    source.replace(at, 4, dtype);
+  return Program::compileString(source, "models.mdl");
+}
+
+} // namespace
+
+TEST_F(ApiCuda, HalfWeightsLoadAsTheyAreAndRunOnAGpu) {
+  // F16 / BF16 safetensors into f16 / bf16 params on cuda:0, PyTorch's
+  // result at torch.testing.assert_close's tolerance for the dtype.
+  for (auto [dtype, rtol] : {std::pair{"f16", 1e-3}, std::pair{"bf16", 1.6e-2}}) {
+    Result<Program> program = halfModels(dtype);
+    ASSERT_TRUE(program) << program.errorText();
+    Result<Model> model = program->instantiate("Mlp", Device::cuda(0), {});
+    ASSERT_TRUE(model) << model.errorText();
+    std::string folder = sourcePath("tests/lit/cuda/Inputs/half/mlp/");
+    Status loaded = model->loadWeights(folder + dtype + ".safetensors");
+    ASSERT_TRUE(loaded) << loaded.errorText();
+    Result<Function> forward = model->compile("forward");
+    ASSERT_TRUE(forward) << forward.errorText();
+    std::optional<npy::NpyArray> input = npy::readNpyF32(folder + "input.npy");
+    std::optional<npy::NpyArray> expected =
+        npy::readNpyF32(folder + "output_" + std::string(dtype) + ".npy");
+    ASSERT_TRUE(input && expected);
+    Result<Tensor> y = forward->call({onGpu(input->shape, input->values)});
+    ASSERT_TRUE(y) << y.errorText();
+    std::vector<float> values = valuesOf(y);
+    ASSERT_EQ(values.size(), expected->values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      EXPECT_LE(std::fabs(values[i] - expected->values[i]),
+                1e-5 + rtol * std::fabs(expected->values[i]))
+          << dtype << " element " << i;
+  }
+}
+
+TEST_F(ApiCuda, HalfTensorsGoInAndComeOutAsTheirBits) {
+  Result<Program> program = Program::compileString(R"(
+model Affine {
+  fn forward(x: f16[B, 3] @ cuda:0) -> f16[B, 3] @ cuda:0 { return x * 3.0 + 0.5 }
+}
+)");
+  ASSERT_TRUE(program) << program.errorText();
+  Result<Model> model = program->instantiate("Affine", Device::cuda(0), {});
+  ASSERT_TRUE(model) << model.errorText();
+  Result<Function> forward = model->compile("forward");
+  ASSERT_TRUE(forward) << forward.errorText();
+  // 1.0, 0.333 (0x3555), 65504 (the largest half), -0.0, 2^-24, 1 + 2^-10.
+  std::vector<uint16_t> bits = {0x3c00, 0x3555, 0x7bff, 0x8000, 0x0001, 0x3c01};
+  Result<Tensor> host = Tensor::copyFromHost(DType::F16, {2, 3}, bits.data());
+  ASSERT_TRUE(host) << host.errorText();
+  Result<Tensor> device = host->to(Device::cuda(0));
+  ASSERT_TRUE(device) << device.errorText();
+  Result<Tensor> y = forward->call({*device});
+  ASSERT_TRUE(y) << y.errorText();
+  EXPECT_EQ(y->str(), "f16[2, 3] @ cuda:0");
+  Result<Tensor> back = y->to(Device::cpu());
+  ASSERT_TRUE(back) << back.errorText();
+  const auto *out = static_cast<const uint16_t *>(back->hostData());
+  // 3.5; 0.33325 * 3 + 0.5 = 1.49976 rounds up to 1.5; 3 * 65504 overflows to
+  // +inf; 0.5; 3 * 2^-24 + 0.5 rounds to 0.5; (1 + 2^-10) * 3 + 0.5 =
+  // 3.5029296875 is halfway between 3.50195 (odd) and 3.50391 (even): 0x4302.
+  std::vector<uint16_t> expected = {0x4300, 0x3e00, 0x7c00, 0x3800, 0x3800, 0x4302};
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(out[i], expected[i]) << "element " << i;
+}

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <gtest/gtest.h>
 
@@ -150,17 +151,38 @@ func.func @forward(%x: !g) -> tensor<?x2x4xf32, #mdl.device<cuda:0>> {
   EXPECT_EQ(reshaped.shape[0].str(), "floordiv(8 * B, 8)");
 }
 
-TEST_F(PartitionTest, UnsupportedCudaOpsAreErrorsWithTheirLine) {
-  llvm::Expected<DevicePlan> p = plan(R"mlir(
-!g = tensor<?x8xf16, #mdl.device<cuda:0>>
-func.func @forward(%x: !g) -> !g {
+TEST_F(PartitionTest, HalfTypesWidenOnLoadAndRoundOnStore) {
+  // f16 and bf16 (once errors) keep their 16-bit buffers; the kernel
+  // computes in f32.
+  for (llvm::StringRef type : {"f16", "bf16"}) {
+    std::string source = llvm::formatv(R"mlir(
+!g = tensor<?x8x{0}, #mdl.device<cuda:0>>
+func.func @forward(%x: !g) -> !g {{
   %e = mdl.exp %x : !g loc("model.mdl":7:12)
   return %e : !g
 }
-)mlir");
-  ASSERT_FALSE(bool(p));
-  EXPECT_EQ(llvm::toString(p.takeError()),
-            "`mdl.exp` at model.mdl:7: f16 tensors are not supported on cuda yet");
+)mlir",
+                                       type)
+                             .str();
+    llvm::Expected<DevicePlan> p = plan(source);
+    ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+    ASSERT_EQ(p->steps.size(), 1u);
+    for (const Buffer &b : p->buffers)
+      EXPECT_EQ(modelc::runtime::dtypeName(b.dtype), type);
+    std::string stored = "mdl_" + type.str();
+    EXPECT_NE(p->devices[0].source.find("(" + stored + " *__restrict__ out, const " + stored +
+                                        " *__restrict__ in0, int64_t B)"),
+              std::string::npos)
+        << p->devices[0].source;
+    EXPECT_NE(p->devices[0].source.find("const float v0 = expf(mdl_widen(in0[i]));\n"
+                                        "    out[i] = mdl_to_" +
+                                        type.str() + "(v0);"),
+              std::string::npos)
+        << p->devices[0].source;
+  }
+}
+
+TEST_F(PartitionTest, AModuleWithoutTheEntryFnIsAnError) {
   llvm::Expected<DevicePlan> none = plan("func.func @other() { return }");
   ASSERT_FALSE(bool(none));
   EXPECT_EQ(llvm::toString(none.takeError()), "the module has no function `forward`");
