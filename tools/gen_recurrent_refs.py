@@ -14,7 +14,8 @@ torch.Generator().manual_seed(1234). Run it once with the Debian torch:
 
     /usr/bin/python3 tools/gen_recurrent_refs.py [multi-layer]
 
-(`multi-layer` writes only the num_layers / bias / batch_first cases.)
+(`multi-layer` writes only the num_layers / bias / batch_first cases,
+`directions` only the bidirectional / h_n / c_n / initial-state ones.)
 """
 
 import os
@@ -73,6 +74,16 @@ class Repeat(nn.Module):
         return h
 
 
+def seeded_case(cls, kwargs):
+    """torch.nn.<cls>(8, 16, **kwargs) from seed 0, an input [3, 6, 8] from
+    seed 1234, the generator (for further inputs) and the layer's result."""
+    torch.manual_seed(0)
+    layer = cls(8, 16, **kwargs).eval()
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(3, 6, 8, generator=g)
+    return layer, g, x, layer(x)
+
+
 def multi_layer():
     """std.nn LSTM/GRU with num_layers, bias=False and batch_first=False."""
     torch.set_grad_enabled(False)
@@ -80,11 +91,7 @@ def multi_layer():
              ("gru_2_layers_no_bias", nn.GRU, dict(num_layers=2, bias=False, batch_first=True)),
              ("lstm_seq_first", nn.LSTM, dict(num_layers=2)))
     for name, cls, kwargs in cases:
-        torch.manual_seed(0)
-        layer = cls(8, 16, **kwargs).eval()
-        g = torch.Generator().manual_seed(1234)
-        x = torch.randn(3, 6, 8, generator=g)
-        out, state = layer(x)
+        layer, _, x, (out, state) = seeded_case(cls, kwargs)
         h_n = state[0] if cls is nn.LSTM else state
         outputs = {"output": out}
         if kwargs.get("batch_first"):
@@ -92,9 +99,37 @@ def multi_layer():
         save(os.path.join(LIT, "stdlib", "Inputs", name), layer, [x], outputs)
 
 
+def directions():
+    """std.nn LSTM/GRU bidirectional, with more than 4 layers, with h_n / c_n
+    and with initial states (forward_state, forward_from)."""
+    torch.set_grad_enabled(False)
+    cases = (("lstm_bidirectional", nn.LSTM, dict(num_layers=2, bidirectional=True, batch_first=True)),
+             ("gru_bidirectional_seq_first", nn.GRU, dict(bidirectional=True, bias=False)),
+             ("lstm_6_layers", nn.LSTM, dict(num_layers=6, batch_first=True)),
+             ("gru_3_layers_bidirectional", nn.GRU, dict(num_layers=3, bidirectional=True, batch_first=True)))
+    for name, cls, kwargs in cases:
+        layer, g, x, (out, state) = seeded_case(cls, kwargs)
+        outputs = {"output": out}
+        if cls is nn.LSTM:
+            outputs.update(h_n=state[0], c_n=state[1], output_last=state[0][-1])
+        else:
+            outputs.update(h_n=state, output_last=state[-1])
+        inputs = [x]
+        if name == "lstm_bidirectional":
+            # From given initial states: lstm(x, (h_0, c_0)).
+            h_0 = torch.randn(4, 3, 16, generator=g)
+            c_0 = torch.randn(4, 3, 16, generator=g)
+            out0, (h0_n, c0_n) = layer(x, (h_0, c_0))
+            inputs += [h_0, c_0]
+            outputs.update(output_from=out0, h_n_from=h0_n, c_n_from=c0_n)
+        save(os.path.join(LIT, "stdlib", "Inputs", name), layer, inputs, outputs)
+
+
 def main():
     if sys.argv[1:] == ["multi-layer"]:
         return multi_layer()
+    if sys.argv[1:] == ["directions"]:
+        return directions()
     torch.set_grad_enabled(False)
 
     # --- an Elman RNN written out by hand (tests/lit/loops/Inputs/rnn.mdl) --
@@ -138,6 +173,7 @@ def main():
          {"output": clf(tokens)})
 
     multi_layer()
+    directions()
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
       return unsupported(name.range, "state `" + frame.prefix + name.name + "` with no argument");
     return GenValue::ofTensor(it->second);
   }
-  if (const sema::SubmodelInfo *sub = info.findSubmodel(name.name)) {
+  if (const sema::SubmodelInfo *sub = info.findSubmodel(name.name, frame.subst())) {
     sema::Type t = frame.subst().apply(sub->type);
     const ast::Expr *init = sub->decl ? sub->decl->init.get() : nullptr;
     GenValue v;

@@ -283,8 +283,8 @@ Value Checker::checkCall(const ast::CallExpr &call) {
         record(*member, Value(), f->decl->name.range, f->name, f->decl->doc);
         return record(call, callModelFn(call, base.type.instance, *f, base.origin, text));
       }
-      if (const SubmodelInfo *s = inst.model->findSubmodel(m)) {
-        Substitution subst = substitutionFor(inst);
+      Substitution subst = substitutionFor(inst);
+      if (const SubmodelInfo *s = inst.model->findSubmodel(m, subst)) {
         if (!requirePresent(s->presence, text, member->range, &subst,
                             builtAt(*this, *member->base))) {
           checkArgsOnly();
@@ -414,7 +414,9 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const FnParamInfo &param = fn.params[i];
     const Value &arg = bound[i].value;
-    Type expected = subst.apply(param.type);
+    // Under the enclosing `if`s' facts: a call of the model's own fn inside
+    // `if bidirectional` sees `(1 + bidirectional) * n` as `2 * n`.
+    Type expected = underFacts(subst.apply(param.type));
     if (!expected.isTensor()) {
       bool matches = expected.kind() == arg.type.kind() ||
                      (expected.kind() == Type::Kind::Float && arg.type.kind() == Type::Kind::Int);

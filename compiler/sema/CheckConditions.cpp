@@ -368,6 +368,101 @@ Presence Checker::presenceOf(const std::vector<ast::MemberGuard> &guards) {
   return presence;
 }
 
+namespace {
+/// Whether guards `a` and `b` test the same condition (the same `if`, or
+/// conditions written the same way).
+bool sameGuardCondition(const ast::MemberGuard &a, const ast::MemberGuard &b,
+                        const llvm::DenseMap<const ast::Expr *, ConditionPtr> &conditions) {
+  if (a.condition == b.condition)
+    return true;
+  ConditionPtr ca = conditions.lookup(a.condition), cb = conditions.lookup(b.condition);
+  return ca && cb && ca->sameAs(*cb);
+}
+} // namespace
+
+Presence Checker::presenceOfAny(llvm::ArrayRef<const std::vector<ast::MemberGuard> *> guards) {
+  std::vector<std::vector<ast::MemberGuard>> lists;
+  for (const std::vector<ast::MemberGuard> *g : guards)
+    lists.push_back(*g);
+  // Merge two lists that differ only in one guard taken both ways (`c` and
+  // `not c`, with the same outer guards): together they need only the rest.
+  auto mergeable = [&](const std::vector<ast::MemberGuard> &a,
+                       const std::vector<ast::MemberGuard> &b) -> std::optional<size_t> {
+    if (a.size() != b.size())
+      return std::nullopt;
+    std::optional<size_t> differing;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!sameGuardCondition(a[i], b[i], memberConditions_))
+        return std::nullopt;
+      if (a[i].holds == b[i].holds)
+        continue;
+      if (differing)
+        return std::nullopt;
+      differing = i;
+    }
+    return differing;
+  };
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < lists.size() && !merged; ++i)
+      for (size_t j = i + 1; j < lists.size() && !merged; ++j)
+        if (std::optional<size_t> at = mergeable(lists[i], lists[j])) {
+          lists[i].erase(lists[i].begin() + long(*at));
+          lists.erase(lists.begin() + long(j));
+          merged = true;
+        }
+  }
+  Presence any;
+  for (const std::vector<ast::MemberGuard> &list : lists) {
+    Presence p = presenceOf(list);
+    if (p.always())
+      return p;
+    any.condition = any.condition ? Condition::either(any.condition, p.condition) : p.condition;
+    any.description += (any.description.empty() ? "" : " or ") + p.description;
+    any.guardRange = p.guardRange;
+  }
+  return any;
+}
+
+void Checker::checkRedeclaration(const ModelInfo &model, const ast::Ident &name,
+                                 const std::vector<ast::MemberGuard> &guards, bool isState) {
+  auto exclusive = [&](const std::vector<ast::MemberGuard> &earlier) {
+    for (const ast::MemberGuard &a : earlier)
+      for (const ast::MemberGuard &b : guards)
+        if (a.holds != b.holds && sameGuardCondition(a, b, memberConditions_))
+          return true;
+    return false;
+  };
+  for (const StateInfo &s : model.state)
+    if (s.name == name.name && (!isState || !exclusive(s.decl->guards)))
+      return (void)diags_.report(DiagId::DuplicateDefinition, name.range, name.name);
+  for (const SubmodelInfo &s : model.submodels)
+    if (s.name == name.name && (isState || !exclusive(s.decl->guards)))
+      return (void)diags_.report(DiagId::DuplicateDefinition, name.range, name.name);
+}
+
+bool Checker::requireOneType(llvm::StringRef name, Range at, llvm::ArrayRef<Range> differing) {
+  if (differing.empty())
+    return true;
+  auto diag = diags_.report(DiagId::BranchDeclarationsDiffer, at, name);
+  diag.primary("which declaration is meant is not known here");
+  for (Range declared : differing)
+    diag.note("declared here", declared);
+  diag.help("use `" + name.str() + "` inside an `if` on the condition that declares it", {},
+            Applicability::HasPlaceholders);
+  return false;
+}
+
+bool Checker::knownPresent(const Presence &presence) const {
+  if (presence.always())
+    return true;
+  Substitution facts;
+  if (fn_)
+    facts.dims.append(fn_->facts.begin(), fn_->facts.end());
+  return presence.condition->impliedBy(
+      fn_ ? llvm::ArrayRef(fn_->assumed) : llvm::ArrayRef<std::pair<ConditionPtr, bool>>(), facts);
+}
+
 bool Checker::requirePresent(const Presence &presence, llvm::StringRef what, Range at,
                              const Substitution *instance, const ast::Expr *instanceDecl) {
   if (presence.always())

@@ -47,6 +47,43 @@ Value Checker::record(const ast::Expr &expr, Value value, std::optional<Range> d
   return value;
 }
 
+/// The declaration of state or submodel `name` among `decls` that a use in
+/// the fn being checked means, and in `r.presence` where it exists. A name
+/// declared in each of exclusive branches means the one the enclosing `if`s
+/// pick; elsewhere the first, existing where any of them does (their types
+/// must agree: `r.differingDeclarations` lists them when they do not).
+template <typename Info>
+static const Info *declarationInScope(Checker &c, const std::vector<Info> &decls,
+                                      llvm::StringRef name, Resolved &r) {
+  llvm::SmallVector<const Info *, 2> all;
+  for (const Info &d : decls)
+    if (d.name == name)
+      all.push_back(&d);
+  if (all.empty())
+    return nullptr;
+  r.presence = all.front()->presence;
+  // A declaration without a condition beside others was reported (E0102).
+  if (all.size() == 1 || llvm::any_of(all, [](const Info *d) { return d->presence.always(); }))
+    return all.front();
+  for (const Info *d : all)
+    if (!d->presence.always() && c.knownPresent(d->presence)) {
+      r.presence = d->presence;
+      return d;
+    }
+  std::vector<const std::vector<ast::MemberGuard> *> guards;
+  std::string firstType = all.front()->type.str();
+  bool differ = false;
+  for (const Info *d : all) {
+    guards.push_back(&d->decl->guards);
+    differ |= d->type.str() != firstType;
+  }
+  r.presence = c.presenceOfAny(guards);
+  if (differ)
+    for (const Info *d : all)
+      r.differingDeclarations.push_back(d->decl->name.range);
+  return all.front();
+}
+
 Resolved detail::resolveName(Checker &c, llvm::StringRef name) {
   Resolved r;
   Checker::FnContext &ctx = *c.fn_;
@@ -95,23 +132,21 @@ Resolved detail::resolveName(Checker &c, llvm::StringRef name) {
     r.value.type = Type::integer(sym->second);
     return r;
   }
-  if (const StateInfo *s = model.findState(name)) {
+  if (const StateInfo *s = declarationInScope(c, model.state, name, r)) {
     r.kind = Resolved::Kind::State;
     r.value.type = s->type;
     r.value.origin = s->origin;
     r.definition = s->decl->name.range;
     r.doc = s->decl->doc;
-    r.presence = &s->presence;
     return r;
   }
-  if (const SubmodelInfo *s = model.findSubmodel(name)) {
+  if (const SubmodelInfo *s = declarationInScope(c, model.submodels, name, r)) {
     r.kind = Resolved::Kind::Submodel;
     r.value.type = s->type;
     r.value.origin = s->placement;
     r.definition = s->decl->name.range;
     r.doc = s->decl->doc;
     r.submodel = s;
-    r.presence = &s->presence;
     return r;
   }
   for (size_t i = 0; i < model.decl->deviceParams.size(); ++i) {
@@ -241,7 +276,8 @@ Value Checker::checkExpr(const ast::Expr &expr) {
       return record(expr, errorValue(), r.definition, name.name, r.doc);
     case Resolved::Kind::State:
     case Resolved::Kind::Submodel:
-      if (!requirePresent(*r.presence, name.name, expr.range))
+      if (!requirePresent(r.presence, name.name, expr.range) ||
+          !requireOneType(name.name, expr.range, r.differingDeclarations))
         return record(expr, errorValue(), r.definition, name.name, r.doc);
       return record(expr, r.value, r.definition, name.name, r.doc);
     default:

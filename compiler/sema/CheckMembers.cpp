@@ -45,19 +45,19 @@ Value Checker::checkMember(const ast::MemberExpr &expr) {
     const ModelInstance &inst = *base.type.instance;
     Substitution subst = substitutionFor(inst);
     const ast::Expr *built = builtAt(*this, *expr.base);
-    if (const StateInfo *s = inst.model->findState(m);
+    if (const StateInfo *s = inst.model->findState(m, subst);
         s && !requirePresent(s->presence, shortText(expr.range), expr.range, &subst, built))
       return record(expr, errorValue(), s->decl->name.range, s->name, s->decl->doc);
-    if (const SubmodelInfo *s = inst.model->findSubmodel(m);
+    if (const SubmodelInfo *s = inst.model->findSubmodel(m, subst);
         s && !requirePresent(s->presence, shortText(expr.range), expr.range, &subst, built))
       return record(expr, errorValue(), s->decl->name.range, s->name, s->decl->doc);
-    if (const StateInfo *s = inst.model->findState(m)) {
+    if (const StateInfo *s = inst.model->findState(m, subst)) {
       Value v;
       v.type = subst.apply(s->type);
       v.origin = base.origin; // the submodel's placement
       return record(expr, v, s->decl->name.range, s->name, s->decl->doc);
     }
-    if (const SubmodelInfo *s = inst.model->findSubmodel(m)) {
+    if (const SubmodelInfo *s = inst.model->findSubmodel(m, subst)) {
       Value v;
       v.type = subst.apply(s->type);
       v.origin = base.origin;

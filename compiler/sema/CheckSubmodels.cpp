@@ -296,8 +296,7 @@ void Checker::resolveSubmodels(ModelInfo &model) {
     sub.name = decl.name.name;
     sub.decl = &decl;
     sub.presence = presenceOf(decl.guards);
-    if (model.findState(sub.name) || model.findSubmodel(sub.name))
-      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
+    checkRedeclaration(model, decl.name, decl.guards, /*isState=*/false);
     if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get()); list && list->repeat) {
       sub.type = repeatedSubmodel(model, *list, sub);
     } else if (auto *list = dyn_cast<ast::ListExpr>(decl.init.get())) {

@@ -114,7 +114,7 @@ void Checker::checkReturnedTuple(const FnInfo &fn, const Value &value) {
   for (size_t i = 0; i < declared; ++i) {
     const ast::TypeExpr &elementType = *written.elements[i];
     DeviceOrigin origin = fn.resultElementOrigins[i];
-    checkAgainstDeclared(tupleElement(value, i), (*fn.result.elements)[i], origin,
+    checkAgainstDeclared(tupleElement(value, i), underFacts((*fn.result.elements)[i]), origin,
                          elementType.range, fn.name, /*isReturn=*/true);
   }
 }

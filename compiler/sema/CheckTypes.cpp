@@ -96,9 +96,11 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
     for (const ValueParamInfo &p : model.valueParams) {
       if (p.name != dim.name)
         continue;
-      if (p.kind != ast::ScalarKind::Int) {
+      // A bool counts as 0 or 1, as Python's int(True): PyTorch's
+      // `2 if bidirectional else 1` directions is `1 + bidirectional`.
+      if (p.kind != ast::ScalarKind::Int && p.kind != ast::ScalarKind::Bool) {
         diags_.report(DiagId::TypeMismatch, dim.range, "int", ast::scalarKindName(p.kind))
-            .primary("a dimension must be an `int`");
+            .primary("a dimension must be an `int` (or a `bool`, 0 or 1)");
         return std::nullopt;
       }
       return Dim::atom(p.atom);

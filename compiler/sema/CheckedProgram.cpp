@@ -26,6 +26,31 @@ const SubmodelInfo *ModelInfo::findSubmodel(llvm::StringRef n) const {
   return nullptr;
 }
 
+/// The declaration of `n` among `decls` that exists in `instance` (the
+/// first one when the instance's arguments do not decide).
+template <typename Info>
+static const Info *presentDeclaration(const std::vector<Info> &decls, llvm::StringRef n,
+                                      const Substitution &instance) {
+  const Info *first = nullptr;
+  for (const Info &d : decls) {
+    if (d.name != n)
+      continue;
+    if (!first)
+      first = &d;
+    if (!d.presence.always() && d.presence.condition->evaluate(instance) == true)
+      return &d;
+  }
+  return first;
+}
+
+const StateInfo *ModelInfo::findState(llvm::StringRef n, const Substitution &instance) const {
+  return presentDeclaration(state, n, instance);
+}
+
+const SubmodelInfo *ModelInfo::findSubmodel(llvm::StringRef n, const Substitution &instance) const {
+  return presentDeclaration(submodels, n, instance);
+}
+
 const FnInfo *ModelInfo::findFn(llvm::StringRef n) const {
   for (const FnInfo &f : fns)
     if (f.name == n)

@@ -153,8 +153,13 @@ struct ModelInfo {
   /// Its `assert`s (not its submodels').
   std::vector<Requirement> requirements;
 
+  /// The first declaration of `name`. A name may be declared once per
+  /// exclusive branch (`if norm_first { norm = ... } else { norm = ... }`);
+  /// the overloads taking an instance's substitution give the one it has.
   const StateInfo *findState(llvm::StringRef name) const;
   const SubmodelInfo *findSubmodel(llvm::StringRef name) const;
+  const StateInfo *findState(llvm::StringRef name, const Substitution &instance) const;
+  const SubmodelInfo *findSubmodel(llvm::StringRef name, const Substitution &instance) const;
   const FnInfo *findFn(llvm::StringRef name) const;
   /// The device that state and un-annotated types default to.
   std::optional<Device> homeDevice() const;

@@ -185,8 +185,7 @@ void Checker::typeSignatures(ModelInfo &model) {
     } else if (decl.type) {
       s.type = typeFromExpr(model, *decl.type, /*allowLocalDims=*/false, &s.origin, decl.name.name);
     }
-    if (model.findState(s.name) || model.findSubmodel(s.name))
-      diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
+    checkRedeclaration(model, decl.name, decl.guards, /*isState=*/true);
     program_.decls.push_back({decl.name.range, decl.name.name, {}, s.type, decl.doc, s.origin});
     model.state.push_back(std::move(s));
   }

@@ -118,6 +118,23 @@ public:
   bool requirePresent(const Presence &presence, llvm::StringRef what, Range at,
                       const Substitution *instance = nullptr,
                       const ast::Expr *instanceDecl = nullptr);
+  /// E0117 when the name used at `at` has declarations of different types
+  /// (`differing`, one per branch) and no enclosing `if` picks one.
+  bool requireOneType(llvm::StringRef name, Range at, llvm::ArrayRef<Range> differing);
+  /// Whether a member with `presence` is known to exist in the fn being
+  /// checked (its condition follows from the enclosing `if`s).
+  bool knownPresent(const Presence &presence) const;
+  /// Where any of the declarations guarded by `guards` exists: `if c` and
+  /// `else` together always, so a name declared in both branches is always
+  /// there.
+  Presence presenceOfAny(llvm::ArrayRef<const std::vector<ast::MemberGuard> *> guards);
+  /// E0102 for a member `name` declared under `guards` when `model` already
+  /// has a member of that name that can coexist with it. A name may be
+  /// declared again, as the same kind of member (`isState`), under a
+  /// condition exclusive with each earlier one's (PyTorch's `if norm_first:
+  /// self.norm = ... else: self.norm = ...`).
+  void checkRedeclaration(const ModelInfo &model, const ast::Ident &name,
+                          const std::vector<ast::MemberGuard> &guards, bool isState);
   /// The value of option argument `param` of `owner` given as `arg`: the
   /// index of a string literal among its options (E0114 when it is none),
   /// or the caller's own option argument of the same options.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace modelc::sema::detail {
 
@@ -38,7 +39,13 @@ struct Resolved {
   const FnInfo *fn = nullptr;
   const ModelInfo *model = nullptr;
   const SubmodelInfo *submodel = nullptr;
-  const Presence *presence = nullptr; // State and Submodel
+  /// State and Submodel: where the name exists. For a name declared in
+  /// each of exclusive branches, where any declaration does, unless the
+  /// enclosing `if`s pick one.
+  Presence presence;
+  /// The declarations of a name used outside the `if`s that pick one have
+  /// different types (then `value` is the first's).
+  std::vector<Range> differingDeclarations;
 };
 
 /// `name` in the scope of the fn being checked: a local, the model's state,

@@ -113,3 +113,68 @@ TEST(InstantiateTest, GenericSignaturesAreRecorded) {
 }
 
 } // namespace
+
+namespace {
+
+// PyTorch's `if norm_first: self.norm = ... else: self.norm = ...`: a name
+// declared in each of exclusive branches; each instance has the one its
+// arguments pick, and submodels of the model see that one's type.
+constexpr const char *kBranchDeclarations = R"(import std.nn
+model Block<D: device>(n: int, wide: bool = false, pre: bool = false) {
+  if wide {
+    param proj: f32[2 * n, n]
+  } else {
+    param proj: f32[n, n]
+  }
+  if pre {
+    norm = nn.LayerNorm(n)
+  } else if n > 4 {
+    norm = nn.LayerNorm(n, elementwise_affine: false)
+  } else {
+    norm = nn.LayerNorm(n)
+  }
+  fn forward(x: f32[B, n] @ D) -> f32[B, n] @ D {
+    if wide {
+      let h = x @ proj.T
+      return h[:, 0:n]
+    }
+    return x @ proj.T
+  }
+}
+model Outer<D: device>(n: int) {
+  inner = Block(n, wide: true)
+  fn forward(x: f32[B, n] @ D) -> f32[B, 2 * n] @ D {
+    return x @ inner.proj.T
+  }
+})";
+
+} // namespace
+
+TEST(InstantiateTest, NameDeclaredInExclusiveBranches) {
+  Checked c = checkSource(kBranchDeclarations);
+  ASSERT_TRUE(c.ok) << c.dump();
+  const ModelInfo *block = c.program().findModel("Block");
+  ASSERT_NE(block, nullptr);
+  std::string error;
+  std::optional<InstantiatedModel> wide =
+      c.program().instantiate(*block, {Device::cpu()}, {3, 1, 1}, error);
+  ASSERT_TRUE(wide) << error;
+  EXPECT_EQ(stateLines(*wide), (std::vector<std::string>{
+                                   "proj: f32[6, 3] @ cpu",
+                                   "norm.weight: f32[3] @ cpu",
+                                   "norm.bias: f32[3] @ cpu",
+                               }));
+  std::optional<InstantiatedModel> narrow =
+      c.program().instantiate(*block, {Device::cpu()}, {5, 0, 0}, error);
+  ASSERT_TRUE(narrow) << error;
+  // `else if n > 4`: the LayerNorm without affine state.
+  EXPECT_EQ(stateLines(*narrow), (std::vector<std::string>{"proj: f32[5, 5] @ cpu"}));
+  std::optional<InstantiatedModel> outer =
+      c.program().instantiate(*c.program().findModel("Outer"), {Device::cpu()}, {2}, error);
+  ASSERT_TRUE(outer) << error;
+  EXPECT_EQ(stateLines(*outer), (std::vector<std::string>{
+                                    "inner.proj: f32[4, 2] @ cpu",
+                                    "inner.norm.weight: f32[2] @ cpu",
+                                    "inner.norm.bias: f32[2] @ cpu",
+                                }));
+}
