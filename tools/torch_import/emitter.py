@@ -162,6 +162,41 @@ class RecurrentCall:
         self.batch_first = batch_first
         self.dev = dev
         self.output = None  # the .mdl name of the output, once it is bound
+        self.lstm = False
+        # Through std.nn's forward_state / forward_from: the initial states
+        # given (h_0[, c_0] texts, or None), and the names of the tuple's
+        # parts (out, h_n[, c_n]) once they are bound.
+        self.whole = False
+        self.initial = None
+        self.parts = None
+
+
+def needs_whole_state(node, num_layers, lstm):
+    """Whether the uses of an nn.LSTM/nn.GRU call `node` take more than its
+    output and its last layer's h_n: the cell state c_n, or h_n of a layer
+    below the last, or h_n as a whole of several layers."""
+    def item_users(n):
+        return [(u, u.args[1]) for u in n.users
+                if u.op == "call_function" and u.target is operator.getitem and u.args[0] is n]
+
+    for user, index in item_users(node):
+        if index != 1:
+            continue
+        h_n = user
+        if lstm:
+            parts = dict((i % 2, u) for u, i in item_users(user) if isinstance(i, int))
+            if 1 in parts and parts[1].users:
+                return True
+            if len(item_users(user)) != len(user.users):
+                return True  # the (h_n, c_n) pair itself is passed on
+            h_n = parts.get(0)
+            if h_n is None:
+                continue
+        layers = item_users(h_n)
+        if num_layers > 1 and (len(layers) != len(h_n.users) or any(
+                i not in (-1, num_layers - 1) for _, i in layers)):
+            return True
+    return False
 
 
 class Line:
@@ -517,14 +552,16 @@ class ModelEmitter:
     def recurrent_args(self, m, loc):
         """std.nn LSTM/GRU's arguments; the options it has not, by name."""
         kind = type(m).__name__
-        for option, value, default in (("bidirectional", m.bidirectional, False),
-                                       ("proj_size", getattr(m, "proj_size", 0), 0)):
-            if value != default:
-                raise unsupported("`nn.%s(%s=%r)`" % (kind, option, value), loc,
-                                  help_text="std.nn's %s runs one direction" % kind)
-        # num_layers and bias are checked against std.nn by require_std_nn.
+        proj_size = getattr(m, "proj_size", 0)
+        if proj_size:
+            raise unsupported("`nn.%s(proj_size=%r)`" % (kind, proj_size), loc,
+                              help_text="std.nn's %s has no projection of h" % kind)
+        # num_layers, bias and bidirectional are checked against std.nn by
+        # require_std_nn. batch_first stays std.nn's default (true): a
+        # time-first call is transposed around it.
         return "%d, %d%s" % (m.input_size, m.hidden_size, keyword_args(
-            ("num_layers", m.num_layers, 1), ("bias", m.bias, True)))
+            ("num_layers", m.num_layers, 1), ("bias", m.bias, True),
+            ("bidirectional", m.bidirectional, False)))
 
     def encoder_layer_args(self, m, loc):
         """std.nn TransformerEncoderLayer's arguments for PyTorch's options."""
@@ -761,11 +798,17 @@ class ModelEmitter:
             module = self.module.get_submodule(target)
             created_at = None
         kind = type(module).__name__
+        initial = None
         if kind in RECURRENT_LAYERS and (len(node.args) > 1 or node.kwargs):
-            raise unsupported("`nn.%s` with an initial state" % kind, loc,
-                              help_text="std.nn's %s starts from zeros, as PyTorch does "
-                                        "without one: call it with the input alone" % kind)
-        args = [self.arg(a, loc) for a in node.args]
+            if node.kwargs or not self.session.std_nn_has(kind, "bidirectional"):
+                raise unsupported("`nn.%s` with an initial state" % kind, loc,
+                                  help_text="std.nn's %s starts from zeros, as PyTorch does "
+                                            "without one: call it with the input alone" % kind)
+            # lstm(x, (h_0, c_0)) / gru(x, h_0): std.nn's forward_from.
+            state = node.args[1]
+            states = list(state) if isinstance(state, (tuple, list)) else [state]
+            initial = [self.arg(a, loc) for a in states]
+        args = [self.arg(a, loc) for a in (node.args[:1] if initial else node.args)]
         if node.kwargs:
             raise unsupported("keyword arguments to a submodule call", loc)
         if is_torch_layer(module):
@@ -798,8 +841,15 @@ class ModelEmitter:
             if self.sample(node.args[0]).dim() != 3:
                 raise unsupported("nn.%s on an unbatched (2-D) input" % kind, loc,
                                   help_text="give the input a batch dim")
-            self.recurrent[node] = RecurrentCall(callee, args[0], module.batch_first,
-                                               module.num_layers, dev)
+            call = RecurrentCall(callee, args[0], module.batch_first, module.num_layers, dev)
+            call.lstm = kind == "LSTM"
+            call.initial = initial
+            # std.nn's forward_state where the output and h_n[-1] do not say
+            # it all (a std.nn without it stops at those uses with E0704).
+            call.whole = self.session.std_nn_has(kind, "bidirectional") and (
+                initial is not None or module.bidirectional or
+                needs_whole_state(node, module.num_layers, call.lstm))
+            self.recurrent[node] = call
             return lines
         sample = self.sample(node)
         if isinstance(sample, tuple):
@@ -838,6 +888,13 @@ class ModelEmitter:
         """`out, (h_n, c_n) = self.lstm(x)`, `self.gru(x)[1]`, `h_n[-1]`: the
         output is std.nn's `forward`; h_n[0] (one layer) is its `last`, or the
         output's last step when the output is computed anyway."""
+        if source in self.recurrent and self.recurrent[source].whole:
+            return self.emit_whole_state_part(node, self.recurrent[source], index, loc)
+        if source in self.recurrent_parts and self.recurrent_parts[source][0].whole:
+            call, part = self.recurrent_parts[source]
+            if index not in (0, 1, -1, -2):
+                raise unsupported("item %r of an LSTM's state" % (index,), loc)
+            return self.alias_name(node, call.parts[1 + index % 2], call.dev)
         if source in self.recurrent:
             call = self.recurrent[source]
             if index == 0:
@@ -869,6 +926,42 @@ class ModelEmitter:
                 index, call.num_layers), loc, help_text="use the last layer's, h_n[-1]")
         return self.bind(node, self.recurrent_last(call), call.dev, loc,
                          base=call.callee + "_last")
+
+    def emit_whole_state_part(self, node, call, index, loc):
+        """A part of the result through std.nn's forward_state (or
+        forward_from with an initial state): `let (out, h_n, c_n) =
+        lstm.forward_state(x)` once, then each part is a name (h_n, c_n
+        [layers * directions, B, H] as PyTorch's)."""
+        lines = []
+        if call.parts is None:
+            base = call.callee.replace(".", "_")
+            call.parts = [self.fresh(base + "_out"), self.fresh(base + "_h_n")]
+            if call.lstm:
+                call.parts.append(self.fresh(base + "_c_n"))
+            x = call.x if call.batch_first else "transpose(%s, 0, 1)" % call.x
+            if call.initial:
+                expr = "%s.forward_from(%s, %s)" % (call.callee, x, ", ".join(call.initial))
+            else:
+                expr = "%s.forward_state(%s)" % (call.callee, x)
+            lines.append(Line("let (%s) = %s" % (", ".join(call.parts), expr), loc))
+            if not call.batch_first:
+                out = self.fresh(base + "_out")
+                lines.append(Line("let %s = transpose(%s, 0, 1)" % (out, call.parts[0]), loc))
+                call.parts[0] = out
+        if index == 0:
+            return lines + self.alias_name(node, call.parts[0], call.dev)
+        if index != 1:
+            raise unsupported("item %r of an RNN's result" % (index,), loc)
+        if call.lstm:
+            self.recurrent_parts[node] = (call, "state")
+            return lines
+        return lines + self.alias_name(node, call.parts[1], call.dev)
+
+    def alias_name(self, node, name, dev):
+        """`node` is the .mdl value `name`."""
+        self.names[node] = self.exprs[node] = name
+        self.devices[node] = dev
+        return []
 
     def recurrent_h_n(self, node, call, loc):
         """h_n ([1, B, hidden]) as a value, unless it is only indexed by
