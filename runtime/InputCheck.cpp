@@ -20,9 +20,11 @@ DeclaredDim DeclaredDim::ofSymbol(llvm::StringRef name) {
 }
 
 DeclaredDim DeclaredDim::ofExpression(
-    std::function<std::optional<int64_t>(const llvm::StringMap<int64_t> &)> evaluate) {
+    std::function<std::optional<int64_t>(const llvm::StringMap<int64_t> &)> evaluate,
+    std::vector<std::string> symbols) {
   DeclaredDim dim;
   dim.evaluate = std::move(evaluate);
+  dim.symbols = std::move(symbols);
   return dim;
 }
 
@@ -118,32 +120,97 @@ bool bindInputs(llvm::ArrayRef<DeclaredInput> declared, llvm::ArrayRef<GivenInpu
   return ok;
 }
 
-bool checkCompoundDims(llvm::ArrayRef<DeclaredInput> declared, llvm::ArrayRef<GivenInput> given,
-                       const InputBindings &bindings, MismatchHandler report) {
-  for (size_t i = 0; i < given.size() && i < declared.size(); ++i) {
-    const DeclaredInput &want = declared[i];
-    if (want.skip || given[i].shape.size() < want.shape.size())
+namespace {
+
+/// What binding the one unbound symbol of `dim` to fit `extent` gives.
+struct Solution {
+  std::string symbol;
+  std::optional<int64_t> value; ///< set when the extent fits
+  int64_t nearest = 0;          ///< else the nearest extent the dim can have
+};
+
+/// Solves `dim` (an expression) for its one unbound symbol, if it has one
+/// and is linear in it with a positive slope (probed at 0, 1 and 2, and the
+/// solution checked), so `4 * H`, `H + 1` and `2 * B * H` with B bound solve.
+std::optional<Solution> solveFor(const DeclaredDim &dim, int64_t extent,
+                                 const llvm::StringMap<int64_t> &bound) {
+  std::optional<std::string> unbound;
+  for (const std::string &symbol : dim.symbols) {
+    if (bound.count(symbol) || unbound == symbol)
       continue;
-    size_t lead = given[i].shape.size() - want.shape.size();
-    for (size_t d = 0; d < want.shape.size(); ++d) {
-      const DeclaredDim &dim = want.shape[d];
-      if (!dim.evaluate)
-        continue;
-      std::optional<int64_t> value = dim.evaluate(bindings.symbols);
-      int64_t extent = given[i].shape[lead + d];
-      if (value && *value != extent) {
-        InputMismatch mismatch;
-        mismatch.kind = InputMismatch::Kind::Dim;
-        mismatch.input = i;
-        mismatch.dim = lead + d;
-        mismatch.expected = *value;
-        mismatch.actual = extent;
-        report(mismatch);
-        return false;
-      }
-    }
+    if (unbound)
+      return std::nullopt; // two unknowns
+    unbound = symbol;
   }
-  return true;
+  if (!unbound)
+    return std::nullopt;
+  llvm::StringMap<int64_t> trial = bound;
+  auto at = [&](int64_t value) {
+    trial[*unbound] = value;
+    return dim.evaluate(trial);
+  };
+  std::optional<int64_t> v0 = at(0), v1 = at(1), v2 = at(2);
+  if (!v0 || !v1 || !v2 || *v1 <= *v0 || *v2 - *v1 != *v1 - *v0)
+    return std::nullopt;
+  int64_t slope = *v1 - *v0;
+  Solution solution;
+  solution.symbol = *unbound;
+  int64_t steps = extent < *v0 ? 0 : (extent - *v0) / slope;
+  solution.nearest = *v0 + steps * slope;
+  if (extent >= *v0 && (extent - *v0) % slope == 0 && at(steps) == extent)
+    solution.value = steps;
+  return solution;
+}
+
+} // namespace
+
+bool checkCompoundDims(llvm::ArrayRef<DeclaredInput> declared, llvm::ArrayRef<GivenInput> given,
+                       InputBindings &bindings, MismatchHandler report) {
+  auto forEachExpression = [&](auto fn) {
+    for (size_t i = 0; i < given.size() && i < declared.size(); ++i) {
+      const DeclaredInput &want = declared[i];
+      if (want.skip || given[i].shape.size() < want.shape.size())
+        continue;
+      size_t lead = given[i].shape.size() - want.shape.size();
+      for (size_t d = 0; d < want.shape.size(); ++d)
+        if (want.shape[d].evaluate && !fn(i, lead + d, want.shape[d], given[i].shape[lead + d]))
+          return false;
+    }
+    return true;
+  };
+  auto reportDim = [&](size_t input, size_t at, int64_t expected, int64_t actual) {
+    InputMismatch mismatch;
+    mismatch.kind = InputMismatch::Kind::Dim;
+    mismatch.input = input;
+    mismatch.dim = at;
+    mismatch.expected = expected;
+    mismatch.actual = actual;
+    report(mismatch);
+    return false;
+  };
+  // Bind what the expressions determine, until nothing more is learnt (one
+  // solution may make another expression's last unknown solvable).
+  for (bool learnt = true; learnt;) {
+    learnt = false;
+    bool ok =
+        forEachExpression([&](size_t input, size_t at, const DeclaredDim &dim, int64_t extent) {
+          std::optional<Solution> solution = solveFor(dim, extent, bindings.symbols);
+          if (!solution)
+            return true;
+          if (!solution->value)
+            return reportDim(input, at, solution->nearest, extent);
+          bindings.symbols[solution->symbol] = *solution->value;
+          bindings.boundBy[solution->symbol] = input;
+          learnt = true;
+          return true;
+        });
+    if (!ok)
+      return false;
+  }
+  return forEachExpression([&](size_t input, size_t at, const DeclaredDim &dim, int64_t extent) {
+    std::optional<int64_t> value = dim.evaluate(bindings.symbols);
+    return !value || *value == extent || reportDim(input, at, *value, extent);
+  });
 }
 
 } // namespace modelc::runtime

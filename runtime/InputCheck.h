@@ -37,11 +37,15 @@ struct DeclaredDim {
   std::string symbol; ///< non-empty for a symbol
   /// An expression's value with the symbols bound; nullopt while one is not.
   std::function<std::optional<int64_t>(const llvm::StringMap<int64_t> &)> evaluate;
+  /// The symbols an expression mentions, when the caller knows them: one
+  /// that no input binds alone can then be solved for (`4 * H` binds H).
+  std::vector<std::string> symbols;
 
   static DeclaredDim ofConstant(int64_t value);
   static DeclaredDim ofSymbol(llvm::StringRef name);
   static DeclaredDim
-  ofExpression(std::function<std::optional<int64_t>(const llvm::StringMap<int64_t> &)> evaluate);
+  ofExpression(std::function<std::optional<int64_t>(const llvm::StringMap<int64_t> &)> evaluate,
+               std::vector<std::string> symbols = {});
 };
 
 struct DeclaredInput {
@@ -96,10 +100,14 @@ using MismatchHandler = llvm::function_ref<bool(const InputMismatch &)>;
 bool bindInputs(llvm::ArrayRef<DeclaredInput> declared, llvm::ArrayRef<GivenInput> given,
                 InputBindings &bindings, MismatchHandler report);
 
-/// Phase two: the expression dims whose symbols are all bound; stops at the
-/// first mismatch and returns false.
+/// Phase two: a symbol that only appears in expression dims is bound from
+/// one that is linear in it and mentions no other unbound symbol (`4 * H`
+/// of an input of extent 32 binds H = 8; an extent it cannot have is a Dim
+/// mismatch naming the nearest it can). Then the expression dims whose
+/// symbols are all bound are checked; stops at the first mismatch and
+/// returns false.
 bool checkCompoundDims(llvm::ArrayRef<DeclaredInput> declared, llvm::ArrayRef<GivenInput> given,
-                       const InputBindings &bindings, MismatchHandler report);
+                       InputBindings &bindings, MismatchHandler report);
 
 /// `[4, 784]`.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

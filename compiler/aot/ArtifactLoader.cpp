@@ -224,6 +224,16 @@ private:
   std::string identifier;
 };
 
+/// The symbols `dim` is written over, each once.
+std::vector<std::string> symbolsOf(const SymbolicDim &dim) {
+  std::vector<std::string> symbols;
+  for (const DimTerm &term : dim.terms)
+    for (const std::string &symbol : term.symbols)
+      if (llvm::find(symbols, symbol) == symbols.end())
+        symbols.push_back(symbol);
+  return symbols;
+}
+
 } // namespace
 
 llvm::Expected<runtime::LoadedWeights> LoadedArtifact::embeddedWeights() const {
@@ -267,7 +277,8 @@ LoadedArtifact::checkInputs(llvm::StringRef fnName, llvm::ArrayRef<runtime::Tens
         want.shape.push_back(runtime::DeclaredDim::ofSymbol(*symbol));
       else
         want.shape.push_back(runtime::DeclaredDim::ofExpression(
-            [&dim](const llvm::StringMap<int64_t> &bound) { return dim.evaluate(bound); }));
+            [&dim](const llvm::StringMap<int64_t> &bound) { return dim.evaluate(bound); },
+            symbolsOf(dim)));
     }
     wants.push_back(std::move(want));
   }

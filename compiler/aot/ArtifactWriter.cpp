@@ -73,9 +73,12 @@ llvm::Expected<EntryFn> entrySignature(const sema::FnInfo &fn) {
     llvm::Expected<TensorSpec> spec = tensorSpec(p.type, p.name);
     if (!spec)
       return spec.takeError();
+    // A symbol an input dim gives, alone or in a term of its own (`4 * H`,
+    // solved from the extent when the artifact runs).
     for (const SymbolicDim &d : spec->shape)
-      if (std::optional<llvm::StringRef> s = d.asSymbol())
-        symbols.insert(*s);
+      for (const DimTerm &t : d.terms)
+        if (t.symbols.size() == 1)
+          symbols.insert(t.symbols.front());
     entry.params.push_back(std::move(*spec));
   }
   std::vector<sema::Type> results = fn.result.kind() == sema::Type::Kind::Tuple

@@ -479,7 +479,9 @@ llvm::Error checkInputs(const DevicePlan &plan, llvm::ArrayRef<runtime::Tensor> 
         want.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
       else if (dim.kind() == cudagen::SizeExpr::Kind::Symbol)
         want.shape.push_back(runtime::DeclaredDim::ofSymbol(dim.symbolName()));
-      else
+      else {
+        llvm::SmallVector<std::string, 2> symbols;
+        dim.collectSymbols(symbols);
         want.shape.push_back(runtime::DeclaredDim::ofExpression(
             [dim](const llvm::StringMap<int64_t> &bound) -> std::optional<int64_t> {
               llvm::Expected<int64_t> value = dim.evaluate(bound);
@@ -488,7 +490,9 @@ llvm::Error checkInputs(const DevicePlan &plan, llvm::ArrayRef<runtime::Tensor> 
                 return std::nullopt;
               }
               return *value;
-            }));
+            },
+            std::vector<std::string>(symbols.begin(), symbols.end())));
+      }
     }
     wants.push_back(std::move(want));
   }

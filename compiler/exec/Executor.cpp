@@ -87,6 +87,27 @@ std::optional<double> scalarInput(const sema::Type &want, const EntryInput &inpu
   return have.getAsDouble({});
 }
 
+/// The symbols `dim` is written over (inside quotients too), each once,
+/// noting the atom of each name in `atoms`.
+void collectSymbols(sema::Dim dim, llvm::StringMap<sema::AtomId> &atoms,
+                    std::vector<std::string> &symbols) {
+  for (const sema::Term &term : dim.terms())
+    for (sema::AtomId a : term.atoms) {
+      std::optional<std::pair<sema::Dim, sema::Dim>> parts = sema::exactQuotientParts(a);
+      if (!parts)
+        parts = sema::floorQuotientParts(a);
+      if (parts) {
+        collectSymbols(parts->first, atoms, symbols);
+        collectSymbols(parts->second, atoms, symbols);
+        continue;
+      }
+      std::string name = sema::atomName(a).str();
+      atoms.try_emplace(name, a);
+      if (llvm::find(symbols, name) == symbols.end())
+        symbols.push_back(name);
+    }
+}
+
 } // namespace
 
 std::optional<std::vector<runtime::StateEntry>>
@@ -186,8 +207,11 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
         atoms[sema::atomName(*atom)] = *atom;
         declared.shape.push_back(runtime::DeclaredDim::ofSymbol(sema::atomName(*atom)));
       } else {
-        declared.shape.push_back(
-            runtime::DeclaredDim::ofExpression([dim](const llvm::StringMap<int64_t> &bound) {
+        // Its symbols, so one that no input gives alone (`4 * H`) is solved.
+        std::vector<std::string> symbols;
+        collectSymbols(dim, atoms, symbols);
+        declared.shape.push_back(runtime::DeclaredDim::ofExpression(
+            [dim](const llvm::StringMap<int64_t> &bound) {
               return dim
                   .substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
                     auto it = bound.find(sema::atomName(a));
@@ -196,7 +220,8 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
                     return sema::Dim::constant(it->second);
                   })
                   .asConstant();
-            }));
+            },
+            std::move(symbols)));
       }
     }
     wants.push_back(std::move(declared));
