@@ -30,6 +30,17 @@ std::pair<Checker::Local *, size_t> Checker::findLocal(llvm::StringRef name) {
   return {nullptr, 0};
 }
 
+/// The list declaration of the submodel `for x in name` iterates over.
+static const ast::ListExpr *listDeclaration(const Checker::FnContext &ctx,
+                                            const ast::ForStmt &loop) {
+  auto *name = llvm::dyn_cast<ast::NameExpr>(loop.iterable.get());
+  if (!name || !ctx.model)
+    return nullptr;
+  const SubmodelInfo *sub = ctx.model->findSubmodel(name->name);
+  return llvm::dyn_cast_if_present<ast::ListExpr>(sub && sub->decl ? sub->decl->init.get()
+                                                                   : nullptr);
+}
+
 void Checker::checkForLoop(const ast::ForStmt &loop) {
   if (loop.isRange()) {
     checkRangeLoop(loop);
@@ -62,13 +73,7 @@ void Checker::checkForLoop(const ast::ForStmt &loop) {
       auto diag = diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
                                 "iterating over submodels on different devices (" + devices + ")");
       diag.primary("these submodels are all `" + first->model->name + "`, but not on one device");
-      auto *list = llvm::dyn_cast_if_present<ast::ListExpr>([&]() -> const ast::Expr * {
-        auto *name = llvm::dyn_cast<ast::NameExpr>(loop.iterable.get());
-        if (!name || !ctx.model)
-          return nullptr;
-        const SubmodelInfo *sub = ctx.model->findSubmodel(name->name);
-        return sub && sub->decl ? sub->decl->init.get() : nullptr;
-      }());
+      const ast::ListExpr *list = listDeclaration(ctx, loop);
       if (list && list->elements.size() == instances.size())
         for (size_t i = 0; i < instances.size(); ++i)
           if (!sameDevices(instances[i]))
@@ -79,8 +84,25 @@ void Checker::checkForLoop(const ast::ForStmt &loop) {
                 "one (`" +
                 loop.iterable->range.text().str() + "[0]`, ...) or place them on one device");
     } else {
-      diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
-                    "iterating over submodels of different types");
+      // The body is checked once, with one type for the loop variable; a
+      // list of different layers (PyTorch's nn.Sequential-like ModuleList)
+      // is called one by one.
+      auto diag = diags_.report(DiagId::UnsupportedFeature, loop.iterable->range,
+                                "iterating over submodels of different types");
+      diag.primary("these submodels are not all built alike");
+      const ast::ListExpr *list = listDeclaration(ctx, loop);
+      if (list && list->elements.size() == instances.size())
+        for (size_t i = 0; i < instances.size(); ++i)
+          if (!sameModel(instances[i]))
+            diag.label(list->elements[i]->range,
+                       "not `" + list->elements[0]->range.text().str() + "`, as the first is");
+      std::string name = loop.iterable->range.text().str();
+      diag.note("a loop body is checked once for every iteration, so the loop variable has one "
+                "type: the submodels must be one model with one set of arguments");
+      diag.help("call them one by one: `h = " + name + "[0](h)`, `h = " + name +
+                    "[1](h)`, ... (or make them one model that takes the difference as an "
+                    "option argument)",
+                {}, Applicability::HasPlaceholders);
     }
   } else if (!it.type.isError()) {
     diags_.report(DiagId::NotIterable, loop.iterable->range, it.type.str())
