@@ -107,7 +107,8 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     if (!has(i))
       return {dflt, dflt};
     const GenValue &v = *args[i];
-    if (v.kind == GenValue::Kind::List && v.elements.size() == 2)
+    if ((v.kind == GenValue::Kind::List || v.kind == GenValue::Kind::Tuple) &&
+        v.elements.size() == 2)
       return {int64_t(v.elements[0].number), int64_t(v.elements[1].number)};
     return {int64_t(v.number), int64_t(v.number)};
   };

@@ -291,7 +291,9 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
       return out;
     const GenValue &v = *args[i];
     for (size_t k = 0; k < n; ++k)
-      out[k] = int64_t(v.kind == GenValue::Kind::List ? v.elements[k].number : v.number);
+      out[k] = int64_t(v.kind == GenValue::Kind::List || v.kind == GenValue::Kind::Tuple
+                           ? v.elements[k].number
+                           : v.number);
     return out;
   };
   // The checker's result shape, with this instance's extents.

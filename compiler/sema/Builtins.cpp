@@ -217,14 +217,16 @@ std::optional<std::pair<Dim, Dim>> BuiltinCall::pair(size_t i, std::optional<int
   std::optional<std::pair<Dim, Dim>> out;
   if (std::optional<Dim> k = size(v.type)) {
     out = std::make_pair(*k, *k);
-  } else if (v.type.kind() == Type::Kind::List && v.type.elements && v.type.elements->size() == 2) {
+  } else if ((v.type.kind() == Type::Kind::List || v.type.kind() == Type::Kind::Tuple) &&
+             v.type.elements && v.type.elements->size() == 2) {
+    // `stride: [2, 1]` or PyTorch's `stride=(2, 1)`: (height, width).
     std::optional<Dim> a = size((*v.type.elements)[0]), b = size((*v.type.elements)[1]);
     if (a && b)
       out = std::make_pair(*a, *b);
   }
   if (!out) {
     c.diags_.report(DiagId::ExpectedConstant, rangeOf(i), names[i], c.typeStr(v))
-        .primary("expected an int or a list of two");
+        .primary("expected an int or a pair `(h, w)`");
     return std::nullopt;
   }
   for (Dim d : {out->first, out->second}) {
