@@ -161,7 +161,7 @@ buildCudaParts(const sema::CheckedProgram &program, const llvm::SourceMgr &sourc
                const mlirgen::ConcreteModel &model, const ArtifactBuildOptions &options,
                Artifact &artifact, DiagnosticEngine &diags) {
   llvm::Expected<std::optional<cudagen::DevicePlan>> planned =
-      exec::planModel(program, sourceMgr, model, options.fnName, diags);
+      exec::planModel(program, sourceMgr, model, options.fnName, diags, {}, options.tf32);
   if (!planned)
     return planned.takeError();
   if (!*planned)

@@ -38,6 +38,8 @@ struct ArtifactBuildOptions {
   /// The GPU architecture the CUBINs are built for (`sm_90`); the PTX is
   /// for the matching virtual one (`compute_90`).
   std::string gpuArch = "sm_90";
+  /// f32 matmuls and convs on TF32 tensor cores (`--tf32`).
+  bool tf32 = false;
 };
 
 /// The bytes of the artifact. Problems with the model are diagnostics

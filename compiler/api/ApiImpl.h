@@ -33,6 +33,8 @@ struct Tensor::Impl {
 
 struct Program::Impl {
   std::unique_ptr<modelc::Compilation> compilation;
+  /// CompileOptions::tf32, for the models' GPU plans.
+  bool tf32 = false;
   /// The SourceMgr fills its line caches lazily: diagnostics are resolved
   /// to lines and columns one thread at a time.
   std::mutex sourceMutex;

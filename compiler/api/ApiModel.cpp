@@ -100,9 +100,10 @@ Result<std::string> argsText(const ModelArgs &args) {
 }
 
 Result<Program> checkProgram(std::unique_ptr<modelc::Compilation> compilation,
-                             std::optional<unsigned> mainBuffer) {
+                             std::optional<unsigned> mainBuffer, const CompileOptions &options) {
   auto impl = std::make_shared<Program::Impl>();
   impl->compilation = std::move(compilation);
+  impl->tf32 = options.tf32;
   bool clean = mainBuffer && impl->compilation->check();
   std::vector<Diagnostic> diagnostics = takeDiagnostics(impl->compilation->diagnostics(), *impl);
   if (!clean)
@@ -148,14 +149,14 @@ Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Result<Program> Program::compileFile(const std::string &path, const CompileOptions &options) {
   auto compilation = std::make_unique<modelc::Compilation>(internalOptions(options));
   std::optional<unsigned> main = compilation->addFile(path);
-  return checkProgram(std::move(compilation), main);
+  return checkProgram(std::move(compilation), main, options);
 }
 
 Result<Program> Program::compileString(std::string_view source, std::string_view name,
                                        const CompileOptions &options) {
   auto compilation = std::make_unique<modelc::Compilation>(internalOptions(options));
   unsigned main = compilation->addBuffer(llvm::StringRef(name), llvm::StringRef(source));
-  return checkProgram(std::move(compilation), main);
+  return checkProgram(std::move(compilation), main, options);
 }
 
 std::vector<ModelInfo> Program::models() const {
@@ -284,6 +285,7 @@ Result<Function> compileOnCuda(const Model::Impl &model, const sema::FnInfo &fn,
   exec::CudaModelOptions options;
   options.fnName = fn.name;
   options.cudaMode = apiCudaMode();
+  options.tf32 = program.tf32;
   llvm::Expected<std::unique_ptr<exec::CudaModel>> compiled =
       exec::CudaModel::create(*program.compilation->program(), program.compilation->sourceMgr(),
                               model.model, weights, options, diags);

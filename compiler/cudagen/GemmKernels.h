@@ -23,11 +23,23 @@ namespace modelc::cudagen {
 /// each thread keeps threadM x threadN accumulators in registers.
 struct GemmTile {
   int64_t blockM = 64, blockN = 64, blockK = 16, threadM = 4, threadN = 4;
+  /// TF32 tensor cores (`mdl_gemm_tile_tf32`): each warp computes warpM x
+  /// warpN outputs with mma.sync m16n8k8 (threadM/threadN unused).
+  bool tf32 = false;
+  int64_t warpM = 0, warpN = 0;
 
-  int64_t threads() const { return (blockM / threadM) * (blockN / threadN); }
+  int64_t threads() const {
+    return tf32 ? 32 * (blockM / warpM) * (blockN / warpN)
+                : (blockM / threadM) * (blockN / threadN);
+  }
   /// "64x64x16 tile, 4x4 per thread"
   std::string str() const;
 };
+
+/// How an fp32 GEMM multiplies: exact fp32 FMAs (the default), or TF32
+/// tensor cores where the user asked for them (inputs rounded to a 10-bit
+/// mantissa, fp32 accumulation).
+enum class GemmPrecision { Exact, TF32 };
 
 /// One kernel of a GEMM: its tile, whether it runs for the bound dims and
 /// over how many slices of K (split-K) it runs.
@@ -60,8 +72,13 @@ struct GemmVariant {
 /// with 8x8 per thread for GEMMs that fill the GPU with them (at least
 /// `fullWave` tiles). The 64x64 kernel splits K (batches == 1) until about
 /// two blocks per SM run, each slice at least 32 deep.
+///
+/// With GemmPrecision::TF32 the large and medium classes run on tensor cores
+/// (128x128x16 tiles with 64x32 per warp, 64x64x16 with 32x32 per warp); the
+/// narrow classes, which are memory-bound, stay exact fp32.
 std::vector<GemmVariant> chooseGemmVariants(const SizeExpr &m, const SizeExpr &n, const SizeExpr &k,
-                                            const SizeExpr &batches);
+                                            const SizeExpr &batches,
+                                            GemmPrecision precision = GemmPrecision::Exact);
 
 /// The GPU the size classes are tuned for has this many SMs (H100 SXM).
 constexpr int64_t GemmStreamingMultiprocessors = 132;

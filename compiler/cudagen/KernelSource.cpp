@@ -779,7 +779,8 @@ void storePartialSum(KernelWriter &w, const GemmVariant &v, const std::string &w
 std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
                                            const MatmulOperand &lhs, const MatmulOperand &rhs,
                                            const ExprPtr &epilogue, const BufferRef &out,
-                                           const WorkspaceMaker &makeWorkspace) {
+                                           const WorkspaceMaker &makeWorkspace,
+                                           GemmPrecision precision) {
   unsigned rank = out.shape.size();
   llvm::ArrayRef<SizeExpr> batchShape = llvm::ArrayRef(out.shape).drop_back(2);
   SizeExpr m = out.shape[rank - 2], n = out.shape[rank - 1];
@@ -796,7 +797,9 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
   bool bKContiguous = unitStride(rhs, rhs.shape.size() - 2);
 
   std::vector<GeneratedKernel> kernels;
-  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches);
+  if (out.dtype != DType::F32)
+    precision = GemmPrecision::Exact; // TF32 is for f32 products only
+  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches, precision);
   for (const GemmVariant &v : variants) {
     std::optional<BufferRef> workspace;
     if (v.mayTakeSplits())
@@ -873,7 +876,8 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
 std::vector<GeneratedKernel>
 conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
               const BufferRef &weight, const std::optional<BufferRef> &bias, const Conv2dParams &p,
-              const ExprPtr &epilogue, const BufferRef &out, const WorkspaceMaker &makeWorkspace) {
+              const ExprPtr &epilogue, const BufferRef &out, const WorkspaceMaker &makeWorkspace,
+              GemmPrecision precision) {
   DType acc = accumulatorType(out.dtype);
   std::string accType = cType(acc).str();
   const SizeExpr &batch = input.shape[0], &channels = input.shape[1], &h = input.shape[2],
@@ -889,7 +893,10 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
   // Rows are a group's output channels (the weight's rows, K contiguous),
   // columns the output pixels (n, oh, ow): neighbouring columns are
   // neighbouring input and output pixels.
-  std::vector<GemmVariant> variants = chooseGemmVariants(groupOut, columns, reduction, p.groups);
+  if (out.dtype != DType::F32)
+    precision = GemmPrecision::Exact; // TF32 is for f32 products only
+  std::vector<GemmVariant> variants =
+      chooseGemmVariants(groupOut, columns, reduction, p.groups, precision);
   for (const GemmVariant &v : variants) {
     std::optional<BufferRef> workspace;
     if (v.mayTakeSplits())

@@ -15,6 +15,7 @@
 #define MODELC_CUDAGEN_KERNELSOURCE_H
 
 #include "cudagen/DevicePlan.h"
+#include "cudagen/GemmKernels.h"
 
 #include <functional>
 #include <memory>
@@ -96,11 +97,13 @@ using WorkspaceMaker =
 /// kernel per size class, each launched only where its class applies, and
 /// after a kernel that may split K the kernel adding its slices. `epilogue`
 /// (may be null) maps the accumulator (an Expr::Kind::Epilogue leaf) to the
-/// stored value, evaluated at the output coordinates.
+/// stored value, evaluated at the output coordinates. `precision` applies
+/// to f32 products only (TF32 tensor cores when asked; others stay exact).
 std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
                                            const MatmulOperand &lhs, const MatmulOperand &rhs,
                                            const ExprPtr &epilogue, const BufferRef &out,
-                                           const WorkspaceMaker &makeWorkspace);
+                                           const WorkspaceMaker &makeWorkspace,
+                                           GemmPrecision precision = GemmPrecision::Exact);
 
 struct Conv2dParams {
   int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1, groups = 1;
@@ -108,12 +111,11 @@ struct Conv2dParams {
 /// Implicit-GEMM conv2d (NCHW) on the same tiles: rows are a group's output
 /// channels, columns the output pixels; bias optional; kernels and epilogue
 /// as for matmulKernels.
-std::vector<GeneratedKernel> conv2dKernels(const KernelOrigin &origin, int device,
-                                           const BufferRef &input, const BufferRef &weight,
-                                           const std::optional<BufferRef> &bias,
-                                           const Conv2dParams &params, const ExprPtr &epilogue,
-                                           const BufferRef &out,
-                                           const WorkspaceMaker &makeWorkspace);
+std::vector<GeneratedKernel>
+conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
+              const BufferRef &weight, const std::optional<BufferRef> &bias,
+              const Conv2dParams &params, const ExprPtr &epilogue, const BufferRef &out,
+              const WorkspaceMaker &makeWorkspace, GemmPrecision precision = GemmPrecision::Exact);
 
 enum class ReduceKind { Sum, Mean, Max };
 /// Reduces `dims` of `input` (one block per output element).

@@ -331,6 +331,7 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
     for (const std::string &line : p.sourceLines)
       if (!llvm::is_contained(origin.sourceLines, line))
         origin.sourceLines.insert(origin.sourceLines.begin(), line);
+    GemmPrecision precision = options.tf32 ? GemmPrecision::TF32 : GemmPrecision::Exact;
     // A split-K GEMM's partial sums: a temporary of their own.
     WorkspaceMaker workspace = [&](DType dtype, llvm::SmallVector<SizeExpr, 4> shape) {
       ValueInfo partial;
@@ -341,9 +342,9 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
     };
     std::vector<GeneratedKernel> gemm =
         p.kind == Producer::Kind::Matmul
-            ? matmulKernels(origin, device, p.lhs, p.rhs, expr, ref(target), workspace)
+            ? matmulKernels(origin, device, p.lhs, p.rhs, expr, ref(target), workspace, precision)
             : conv2dKernels(origin, device, p.input, p.weight, p.bias, p.conv, expr, ref(target),
-                            workspace);
+                            workspace, precision);
     for (GeneratedKernel &kernel : gemm)
       addKernel(std::move(kernel));
   } else {

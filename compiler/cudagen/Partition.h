@@ -34,6 +34,9 @@ struct PlanOptions {
   /// Per input, per dim: the name of a symbolic (`?`) dim, e.g. "B"; a
   /// missing or empty name becomes `d<input>_<dim>`.
   std::vector<std::vector<std::string>> inputDimNames;
+  /// f32 matmuls and convs on TF32 tensor cores (inputs rounded to a 10-bit
+  /// mantissa, fp32 accumulation); off: exact fp32 (the default).
+  bool tf32 = false;
 };
 
 /// Builds the plan of `options.entry` in `module` (the module is not

@@ -32,6 +32,7 @@ int writeArtifact(LoadedModel &loaded, const ArtifactBuild &build) {
   options.modelDevice = build.device;
   options.weights = weights ? &*weights : nullptr;
   options.gpuArch = build.gpuArch;
+  options.tf32 = build.tf32;
   llvm::Expected<std::optional<std::string>> bytes =
       aot::buildArtifact(*compilation.program(), compilation.sourceMgr(), *loaded.model, options,
                          compilation.diagnostics());

@@ -23,6 +23,8 @@ struct ArtifactBuild {
   bool color = false;
   /// The GPU architecture of a cuda artifact's CUBINs (`sm_90`).
   std::string gpuArch = "sm_90";
+  /// `--tf32`: f32 matmuls and convs on TF32 tensor cores.
+  bool tf32 = false;
 };
 
 /// Writes the artifact of `loaded`'s model. Exit codes as for `build`: 0

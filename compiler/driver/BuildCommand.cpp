@@ -90,6 +90,10 @@ cl::opt<std::string> gpuArchOpt("gpu-arch", cl::value_desc("sm_XY"),
                                 cl::desc("GPU architecture for ptx/cubin and the report (default: "
                                          "the GPU found, else sm_90)"),
                                 cl::sub(buildCommand), cl::cat(driverCategory()));
+cl::opt<bool> tf32Opt("tf32",
+                      cl::desc("f32 matmuls and convolutions on cuda:N use TF32 tensor cores "
+                               "(inputs rounded to a 10-bit mantissa; default: exact f32)"),
+                      cl::sub(buildCommand), cl::cat(driverCategory()));
 cl::opt<bool> reportOpt("report",
                         cl::desc("Print each kernel's FLOPs, bytes, registers and a roofline "
                                  "time estimate"),
@@ -265,7 +269,8 @@ int runBuild() {
     return writeArtifact(
         *loaded, {fnOpt, argsOpt, deviceOpt, weightsOpt, outputOpt, shouldColorStderr(colorOpt),
                   gpuArchOpt.empty() ? defaultArch(device.isCPU() ? 0 : device.index)
-                                     : gpuArchOpt.getValue()});
+                                     : gpuArchOpt.getValue(),
+                  tf32Opt});
   }
   Compilation &compilation = *loaded->compilation;
   const mlirgen::ConcreteModel &model = *loaded->model;
@@ -285,6 +290,7 @@ int runBuild() {
 
   cudagen::PlanOptions planOptions;
   planOptions.entry = fnOpt;
+  planOptions.tf32 = tf32Opt;
   for (const sema::InstantiatedState &s : model.concrete.state)
     planOptions.stateNames.push_back(s.name);
   if (const sema::FnInfo *fn = model.findFn(fnOpt))

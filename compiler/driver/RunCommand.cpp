@@ -66,6 +66,10 @@ cl::opt<std::string> cudaOpt("cuda", cl::value_desc("emulate|driver"),
                              cl::desc("How cuda:N runs: on real GPUs through the driver (default; "
                                       "MODELC_CUDA=emulate changes it) or on the CPU emulator"),
                              cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<bool> tf32Opt("tf32",
+                      cl::desc("f32 matmuls and convolutions on cuda:N use TF32 tensor cores "
+                               "(inputs rounded to a 10-bit mantissa; default: exact f32)"),
+                      cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<bool> noBlasOpt("no-blas",
                         cl::desc("Lower f32 matmul and conv to loops instead of library calls "
                                  "(MODELC_GEMM=auto|onednn-matmul|onednn-sgemm|openblas|loops "
@@ -131,6 +135,7 @@ int runRun() {
         {"--model", modelOpt.getNumOccurrences()},
         {"--args", argsOpt.getNumOccurrences()},
         {"--no-blas", noBlasOpt.getNumOccurrences()},
+        {"--tf32", tf32Opt.getNumOccurrences()},
         {"-I", !importDirs.empty()},
         {"--stdlib", stdlibOpt.getNumOccurrences()}};
     for (auto [name, given] : compileOnly)
@@ -191,6 +196,7 @@ int runRun() {
     runOptions.fnName = fnOpt;
     runOptions.useBlas = !noBlasOpt;
     runOptions.cudaMode = cudaMode;
+    runOptions.tf32 = tf32Opt;
     llvm::Expected<std::optional<exec::Results>> result =
         exec::runModelResults(*compilation.program(), compilation.sourceMgr(), model, *weights,
                               *inputs, runOptions, diags);

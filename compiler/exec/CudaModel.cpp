@@ -34,7 +34,7 @@ bool exec::placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnN
 llvm::Expected<std::optional<cudagen::DevicePlan>>
 exec::planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
                 const mlirgen::ConcreteModel &model, llvm::StringRef fnName,
-                DiagnosticEngine &diags, mlirgen::DimBindings staticDims) {
+                DiagnosticEngine &diags, mlirgen::DimBindings staticDims, bool tf32) {
   const sema::FnInfo *fn = model.findFn(fnName);
   if (!fn)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -49,6 +49,7 @@ exec::planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sour
 
   cudagen::PlanOptions options;
   options.entry = fnName.str();
+  options.tf32 = tf32;
   for (const sema::InstantiatedState &s : model.concrete.state)
     options.stateNames.push_back(s.name);
   for (const sema::FnParamInfo &param : fn->params) {
@@ -83,7 +84,7 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
                   const mlirgen::ConcreteModel &model, const runtime::LoadedWeights &weights,
                   const CudaModelOptions &options, DiagnosticEngine &diags) {
   llvm::Expected<std::optional<cudagen::DevicePlan>> plan =
-      planModel(program, sourceMgr, model, options.fnName, diags, options.staticDims);
+      planModel(program, sourceMgr, model, options.fnName, diags, options.staticDims, options.tf32);
   if (!plan)
     return plan.takeError();
   if (!*plan)
@@ -142,6 +143,7 @@ llvm::Expected<std::optional<Results>> exec::runModelOnCudaResults(
   cudaOptions.optLevel = options.optLevel;
   cudaOptions.useBlas = options.useBlas;
   cudaOptions.cudaMode = options.cudaMode;
+  cudaOptions.tf32 = options.tf32;
   std::optional<BoundSignature> sig = checkInputs(model, options.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;

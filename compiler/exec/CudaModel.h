@@ -38,7 +38,7 @@ bool placedOnCuda(const mlirgen::ConcreteModel &model, llvm::StringRef fnName);
 llvm::Expected<std::optional<cudagen::DevicePlan>>
 planModel(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,
           const mlirgen::ConcreteModel &model, llvm::StringRef fnName, DiagnosticEngine &diags,
-          mlirgen::DimBindings staticDims = {});
+          mlirgen::DimBindings staticDims = {}, bool tf32 = false);
 
 /// The state tensors of `weights` in the model's state order (the plan's).
 llvm::Expected<std::vector<runtime::Tensor>> stateInOrder(const mlirgen::ConcreteModel &model,
@@ -49,6 +49,8 @@ struct CudaModelOptions {
   unsigned optLevel = 3;
   bool useBlas = true;
   std::optional<cudaexec::CudaMode> cudaMode;
+  /// f32 matmuls and convs on TF32 tensor cores (cudagen::PlanOptions::tf32).
+  bool tf32 = false;
   /// Symbolic dims compiled as static extents (cudagen's planner does not
   /// handle `tensor.dim` yet, so `modelc run` specialises to its inputs).
   std::vector<std::pair<sema::AtomId, int64_t>> staticDims;

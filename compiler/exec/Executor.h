@@ -98,6 +98,8 @@ struct RunOptions {
   bool useBlas = true;
   /// How cuda:N runs (CudaModel.h); unset: MODELC_CUDA, else the driver.
   std::optional<cudaexec::CudaMode> cudaMode;
+  /// f32 matmuls and convs on cuda use TF32 tensor cores (`--tf32`).
+  bool tf32 = false;
 };
 
 /// Runs the whole way: inputs checked, then a CompiledModel (CompiledModel.h)

@@ -41,6 +41,11 @@ struct CompileOptions {
   /// stdlib installed next to the library (<prefix>/share/modelc/stdlib),
   /// else the source tree's.
   std::string stdlibDir;
+  /// Models on `cuda:N`: f32 matmuls and convolutions run on TF32 tensor
+  /// cores (inputs rounded to a 10-bit mantissa, f32 accumulation: each
+  /// product off by at most 2^-10 of |a| |b|). Off: exact f32 (the default).
+  /// No effect on the cpu.
+  bool tf32 = false;
 };
 
 /// The folder `import std.*` reads when CompileOptions::stdlibDir is

@@ -622,7 +622,8 @@ llvm::Expected<std::shared_ptr<const EmulatedModule>> Emulator::loadModule(llvm:
   }
   CacheKey key;
   key.add("modelc-emulated-kernels").add(int64_t(MODELC_EMU_ABI_VERSION));
-  key.add(cudaEmulationHeader()).add(source).add(compiler->path).add(compiler->version);
+  key.add(cudaEmulationHeader()).add(warpMatrixEmulationHeader());
+  key.add(source).add(compiler->path).add(compiler->version);
   for (const std::string &flag : HostCompiler::baseFlags())
     key.add(flag);
   std::vector<std::string> flags = kernelFlags();

@@ -21,6 +21,9 @@ namespace {
 const char EmbeddedHeader[] =
 #include "CudaEmulationHeader.inc"
     ;
+const char EmbeddedWarpMatrixHeader[] =
+#include "WarpMatrixEmulationHeader.inc"
+    ;
 
 /// A kernel that compiles for minutes is a bug, not a workload.
 constexpr unsigned CompileTimeoutSeconds = 300;
@@ -81,6 +84,7 @@ llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
 } // namespace
 
 llvm::StringRef cudaEmulationHeader() { return EmbeddedHeader; }
+llvm::StringRef warpMatrixEmulationHeader() { return EmbeddedWarpMatrixHeader; }
 
 std::vector<std::string> findKernelNames(llvm::StringRef source) {
   static const llvm::Regex kernel(
@@ -202,6 +206,10 @@ HostCompiler::compileKernels(llvm::StringRef source, llvm::StringRef name,
   for (const std::string &kernel : findKernelNames(source))
     text += "MODELC_EMU_EXPORT_KERNEL(" + kernel + ")\n";
   if (llvm::Error error = writeFile(header, cudaEmulationHeader()))
+    return error;
+  llvm::SmallString<128> warpMatrixHeader(dir);
+  llvm::sys::path::append(warpMatrixHeader, "warp_matrix_emulation.h");
+  if (llvm::Error error = writeFile(warpMatrixHeader, warpMatrixEmulationHeader()))
     return error;
   if (llvm::Error error = writeFile(sourcePath, text))
     return error;

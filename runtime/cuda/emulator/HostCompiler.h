@@ -21,6 +21,8 @@ namespace modelc::cuda {
 
 /// The text of cuda_emulation.h, embedded at build time.
 llvm::StringRef cudaEmulationHeader();
+/// The text of warp_matrix_emulation.h, which cuda_emulation.h includes.
+llvm::StringRef warpMatrixEmulationHeader();
 
 /// Names of the __global__ functions defined in `source` (comments ignored).
 std::vector<std::string> findKernelNames(llvm::StringRef source);

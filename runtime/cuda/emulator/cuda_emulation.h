@@ -19,17 +19,19 @@
 // MXCSR and the x87 control word); elsewhere, or with
 // -DMODELC_EMU_USE_UCONTEXT, it falls back to <ucontext.h>.
 //
-// Self-contained on purpose: only C and C++ standard headers, no modelc
-// header, because the host compiler sees it at run time. The ABI with the
+// Self-contained on purpose: only C and C++ standard headers and its
+// sibling warp_matrix_emulation.h, no modelc header, because the host
+// compiler sees it at run time. The ABI with the
 // host side is `modelc_emu_*` below, versioned by MODELC_EMU_ABI_VERSION.
 //
 // Dynamic shared memory (`extern __shared__ T name[];`) is rewritten by the
 // emulator's compile step into a pointer to a per-block buffer, sized by the
 // launch and ending at a guard page.
 //
-// Not emulated: grid-wide sync, blocks
-// that spin waiting on other blocks, tensor-core and inline PTX code,
-// asynchronous copies.
+// Tensor-core instructions are emulated only as the `mdl_mma_*` device
+// functions of warp_matrix_emulation.h (the generated prelude's names for
+// them). Not emulated: grid-wide sync, blocks that spin waiting on other
+// blocks, other inline PTX code, asynchronous copies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_CUDA_EMULATION_H
@@ -932,6 +934,9 @@ MODELC_EMU_MINMAX(unsigned long long)
 MODELC_EMU_MINMAX(float)
 MODELC_EMU_MINMAX(double)
 #undef MODELC_EMU_MINMAX
+
+// Tensor-core warp matrix operations (mma.sync), emulated.
+#include "warp_matrix_emulation.h"
 
 #endif // MODELC_EMU_ABI_ONLY
 #endif // MODELC_CUDA_EMULATION_H

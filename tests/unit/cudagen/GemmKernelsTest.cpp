@@ -84,6 +84,8 @@ public:
     std::function<std::vector<double>(const std::vector<std::vector<float>> &, int64_t)> reference;
     std::vector<int64_t> bindings; ///< values of `B` to run with
     std::vector<std::string> sizeClasses;
+    /// On TF32 tensor cores: held to the TF32 bound instead of fp32's.
+    bool tf32 = false;
   };
   std::vector<Case> cases;
   std::vector<llvm::SmallVector<SizeExpr, 4>> shapes;
@@ -213,20 +215,24 @@ GemmCases makeCases() {
   };
 
   // relu(x @ W.T + bias) + residual with M = B: the medium kernel with
-  // split-K at B = 1 and 70, the 128x128 kernel at B = 8450 (134 tiles).
-  {
+  // split-K at B = 1 and 70, the 128x128 kernel at B = 8450 (134 tiles);
+  // exact and on TF32 tensor cores.
+  for (GemmPrecision precision : {GemmPrecision::Exact, GemmPrecision::TF32}) {
+    bool tf32 = precision == GemmPrecision::TF32;
     BufferRef x = g.buffer({b, 100}), w = g.buffer({129, 100}), bias = g.buffer({129}),
               residual = g.buffer({b, 129}), out = g.buffer({b, 129});
     ExprPtr epilogue =
         binary("add", relu(binary("add", accumulator(), load(bias, {1}))), load(residual, {0, 1}));
     MatmulOperand lhs = plain(x), rhs = transposed(w);
-    GemmCases::Case c{"linear_relu_residual",
-                      matmulKernels(origin("linear"), 0, lhs, rhs, epilogue, out, g.workspace()),
-                      {x, w, bias, residual},
-                      out,
-                      nullptr,
-                      {1, 70, 8450},
-                      sizeClasses(out.shape, 100)};
+    GemmCases::Case c{
+        tf32 ? "linear_relu_residual_tf32" : "linear_relu_residual",
+        matmulKernels(origin("linear"), 0, lhs, rhs, epilogue, out, g.workspace(), precision),
+        {x, w, bias, residual},
+        out,
+        nullptr,
+        tf32 ? std::vector<int64_t>{1, 8450} : std::vector<int64_t>{1, 70, 8450},
+        sizeClasses(out.shape, 100),
+        tf32};
     c.reference = [=](const std::vector<std::vector<float>> &in, int64_t batch) {
       SymbolValues s = bind(batch);
       std::vector<double> y = referenceMatmul(lhs, rhs, in[0], in[1], evaluated(out.shape, s), s);
@@ -306,10 +312,12 @@ GemmCases makeCases() {
     int64_t n, c, h, o, k;
     Conv2dParams p;
     bool relu;
+    bool tf32 = false;
   };
   for (const ConvShape &cs :
        {ConvShape{2, 4, 9, 6, 3, Conv2dParams{2, 2, 1, 1, 2, 2, 2}, true},
-        ConvShape{1, 8, 7, 40, 3, Conv2dParams{1, 1, 1, 1, 1, 1, 1}, false}}) {
+        ConvShape{1, 8, 7, 40, 3, Conv2dParams{1, 1, 1, 1, 1, 1, 1}, false},
+        ConvShape{1, 8, 7, 40, 3, Conv2dParams{1, 1, 1, 1, 1, 1, 1}, false, true}}) {
     const Conv2dParams p = cs.p;
     int64_t oh = (cs.h + 2 * p.padH - p.dilationH * (cs.k - 1) - 1) / p.strideH + 1;
     BufferRef x = g.buffer({b, cs.c, cs.h, cs.h}),
@@ -321,13 +329,18 @@ GemmCases makeCases() {
     for (const GemmVariant &v :
          chooseGemmVariants(cs.o / p.groups, b * oh * oh, reduction, p.groups))
       classes.push_back(v.sizeClass);
-    GemmCases::Case c{cs.relu ? "conv_groups_relu" : "conv_split",
-                      conv2dKernels(origin("conv"), 0, x, w, bias, p, epilogue, out, g.workspace()),
-                      {x, w, bias},
-                      out,
-                      nullptr,
-                      {cs.n},
-                      classes};
+    GemmPrecision precision = cs.tf32 ? GemmPrecision::TF32 : GemmPrecision::Exact;
+    GemmCases::Case c{
+        cs.relu   ? "conv_groups_relu"
+        : cs.tf32 ? "conv_split_tf32"
+                  : "conv_split",
+        conv2dKernels(origin("conv"), 0, x, w, bias, p, epilogue, out, g.workspace(), precision),
+        {x, w, bias},
+        out,
+        nullptr,
+        {cs.n},
+        classes,
+        cs.tf32};
     c.reference = [=](const std::vector<std::vector<float>> &in, int64_t n) {
       int64_t cg = cs.c / p.groups, og = cs.o / p.groups;
       std::vector<double> y(n * cs.o * oh * oh);
@@ -447,9 +460,30 @@ TEST(GemmKernelsTest, RunOnTheEmulatorAgainstFloat64) {
       ASSERT_FALSE(bool(emu.copyDeviceToHost(0, got.data(), memory[c.out.id], got.size() * 4)));
       std::vector<double> want = c.reference(inputs, batch);
       ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-5 * std::fabs(want[i]))
-            << c.name << " B=" << batch << " element " << i;
+      // TF32's bound: each input rounded to a 10-bit mantissa (relative
+      // error <= 2^-11) makes each product off by <= 2^-10 of |a| |b|; the
+      // reference on |inputs| bounds the sum of |a| |b| (plus the
+      // epilogue's |terms|).
+      std::vector<double> magnitude;
+      if (c.tf32) {
+        std::vector<std::vector<float>> absolute = inputs;
+        for (std::vector<float> &values : absolute)
+          for (float &v : values)
+            v = std::fabs(v);
+        magnitude = c.reference(absolute, batch);
+      }
+      double worstTf32Ratio = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double bound =
+            c.tf32 ? std::ldexp(magnitude[i], -10) + 1e-5 : 1e-4 + 1e-5 * std::fabs(want[i]);
+        ASSERT_NEAR(got[i], want[i], bound) << c.name << " B=" << batch << " element " << i;
+        if (c.tf32)
+          worstTf32Ratio = std::max(worstTf32Ratio, std::fabs(got[i] - want[i]) / bound);
+      }
+      // TF32 really rounded: the error is not fp32's (1e-6 of the bound).
+      if (c.tf32) {
+        EXPECT_GT(worstTf32Ratio, 1e-2) << c.name << " B=" << batch;
+      }
       for (auto &[id, pointer] : memory)
         EXPECT_FALSE(bool(emu.free(0, pointer)));
     }
@@ -490,6 +524,106 @@ TEST(GemmKernelsTest, CompileWithNvrtcAndPtxas) {
   }
   if (ptxas.empty())
     GTEST_SKIP() << "ptxas not found: NVRTC compiled every kernel, ptxas did not check them";
+}
+
+} // namespace
+
+namespace {
+
+/// One warp multiplies A (16x8, row-major) by B (8x8, k x n) plus C through
+/// mdl_mma_m16n8k8_tf32, each lane loading its fragments as the PTX ISA lays
+/// them out.
+const char *mmaTestKernel = R"(
+extern "C" __global__ void mma_tf32_m16n8k8(const float *a, const float *b, const float *c,
+                                            float *d) {
+  const int lane = threadIdx.x, group = lane / 4, t = lane % 4;
+  const uint32_t fa[4] = {mdl_to_tf32(a[group * 8 + t]), mdl_to_tf32(a[(group + 8) * 8 + t]),
+                          mdl_to_tf32(a[group * 8 + t + 4]),
+                          mdl_to_tf32(a[(group + 8) * 8 + t + 4])};
+  const uint32_t fb[2] = {mdl_to_tf32(b[t * 8 + group]), mdl_to_tf32(b[(t + 4) * 8 + group])};
+  const float fc[4] = {c[group * 8 + 2 * t], c[group * 8 + 2 * t + 1],
+                       c[(group + 8) * 8 + 2 * t], c[(group + 8) * 8 + 2 * t + 1]};
+  float fd[4];
+  mdl_mma_m16n8k8_tf32(fd, fa, fb, fc);
+  d[group * 8 + 2 * t] = fd[0];
+  d[group * 8 + 2 * t + 1] = fd[1];
+  d[(group + 8) * 8 + 2 * t] = fd[2];
+  d[(group + 8) * 8 + 2 * t + 1] = fd[3];
+}
+)";
+
+/// Round to an 11-bit significand (TF32), ties away from zero: written
+/// apart from the emulator's bit arithmetic.
+double roundToTf32(float x) {
+  int exponent = 0;
+  double mantissa = std::frexp(double(x), &exponent); // [0.5, 1)
+  return std::ldexp(std::round(std::ldexp(mantissa, 11)), exponent - 11);
+}
+
+TEST(WarpMmaTest, Tf32M16n8k8OnTheEmulatorMatchesFloat64) {
+  cuda::Emulator &emu = cuda::Emulator::global();
+  auto module = emu.loadModule(kernelPrelude() + mmaTestKernel, "mma.cu");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  llvm::Expected<cuda::EmulatedKernel> kernel = (*module)->kernel("mma_tf32_m16n8k8");
+  ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+  // Values with low mantissa bits set, so that TF32 rounding shows.
+  std::vector<float> a = randomValues(16 * 8, 1), b = randomValues(8 * 8, 2),
+                     c = randomValues(16 * 8, 3), d(16 * 8);
+  a[0] = 1.0f + 0x1.0p-11f; // a tie: rounds away from zero to 1 + 2^-10
+  b[0] = -(1.0f + 0x1.8p-12f);
+  std::vector<void *> memory;
+  for (std::vector<float> *v : {&a, &b, &c, &d}) {
+    llvm::Expected<void *> m = emu.allocate(0, v->size() * 4);
+    ASSERT_TRUE(bool(m));
+    ASSERT_FALSE(bool(emu.copyHostToDevice(0, *m, v->data(), v->size() * 4)));
+    memory.push_back(*m);
+  }
+  void *args[] = {&memory[0], &memory[1], &memory[2], &memory[3]};
+  ASSERT_FALSE(bool(emu.launch(0, *kernel, {1, 1, 1}, {32, 1, 1}, args)));
+  ASSERT_FALSE(bool(emu.copyDeviceToHost(0, d.data(), memory[3], d.size() * 4)));
+  EXPECT_EQ(roundToTf32(a[0]), 1.0 + 0x1.0p-10);
+  double largestRoundingEffect = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double want = c[i * 8 + j], exact = c[i * 8 + j], magnitude = std::fabs(c[i * 8 + j]);
+      for (int k = 0; k < 8; ++k) {
+        want += roundToTf32(a[i * 8 + k]) * roundToTf32(b[k * 8 + j]);
+        exact += double(a[i * 8 + k]) * b[k * 8 + j];
+        magnitude += std::fabs(double(a[i * 8 + k]) * b[k * 8 + j]);
+      }
+      // fp32 accumulation of 9 terms over exact TF32 products.
+      EXPECT_NEAR(d[i * 8 + j], want, 9 * 0x1.0p-24 * magnitude) << i << "," << j;
+      largestRoundingEffect = std::max(largestRoundingEffect, std::fabs(want - exact));
+    }
+  // The inputs were rounded (an fp32 product would differ from `want`).
+  EXPECT_GT(largestRoundingEffect, 1e-5);
+  for (void *m : memory)
+    EXPECT_FALSE(bool(emu.free(0, m)));
+}
+
+TEST(WarpMmaTest, Tf32M16n8k8CompilesWithNvrtcAndPtxas) {
+  llvm::Expected<cuda::Nvrtc &> nvrtc = cuda::Nvrtc::get();
+  if (!nvrtc)
+    GTEST_SKIP() << "NVRTC not found: " << llvm::toString(nvrtc.takeError());
+  std::string ptxas = findPtxas();
+  std::string source = kernelPrelude() + mmaTestKernel;
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    cuda::NvrtcRequest request;
+    request.source = source;
+    request.name = "mma.cu";
+    request.arch = arch;
+    request.output = cuda::NvrtcOutput::PTX;
+    llvm::Expected<std::string> ptx = nvrtc->compile(request);
+    ASSERT_TRUE(bool(ptx)) << arch << ": " << (ptx ? "" : llvm::toString(ptx.takeError()));
+    EXPECT_NE(ptx->find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(ptx->find("cvt.rna.tf32.f32"), std::string::npos);
+    if (ptxas.empty())
+      continue;
+    llvm::Expected<std::string> log = runPtxas(ptxas, *ptx, arch);
+    ASSERT_TRUE(bool(log)) << (log ? "" : llvm::toString(log.takeError()));
+  }
+  if (ptxas.empty())
+    GTEST_SKIP() << "ptxas not found: NVRTC compiled the kernel, ptxas did not check it";
 }
 
 } // namespace
