@@ -69,7 +69,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 # The benchmark models and their PyTorch twins, shared with gpu_vs_pytorch.py.
 from torch_models import LeNet5, MODELS  # noqa: E402
-from bench_common import ChildSide, median, normalised_error  # noqa: E402
+from bench_common import ChildSide, check_parity, interleaved_samples, median  # noqa: E402
 from gen_stdlib_refs import write_safetensors  # noqa: E402
 
 
@@ -213,13 +213,7 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         outputs["eager " + core] = np.load(out_path)
         sides["eager " + core] = peer.time
 
-    errors = {side: normalised_error(out, reference) for side, out in outputs.items()}
-    failed = {side: err for side, err in errors.items() if err > PARITY}
-    if failed:
-        for child in children:
-            child.close()
-        sys.exit("parity failure, %s batch %d: %s (normalised error against float64, limit %g)"
-                 % (name, batch, ", ".join("%s %.2e" % kv for kv in failed.items()), PARITY))
+    errors = check_parity(outputs, reference, children, "%s batch %d" % (name, batch), PARITY)
 
     # Warm up every side and size blocks to ~opts.block_ms of work; a side
     # slower than SLOW_CALL_US (the ResNet block and the encoder layer at
@@ -231,13 +225,8 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
             per_call[side] = max(1.0, median(run(10)))
         else:
             per_call[side] = median(run(2))
-    samples = {side: [] for side in sides}
-    order = list(sides)
-    for r in range(opts.rounds):
-        for side in order[r % len(order):] + order[:r % len(order)]:
-            count = max(3, int(opts.block_ms * 1000 / per_call[side]))
-            samples[side] += sides[side](count)
-            time.sleep(0.01)  # let spinning BLAS/OpenMP workers park
+    # The pause lets spinning BLAS/OpenMP workers park between blocks.
+    samples = interleaved_samples(sides, per_call, opts.rounds, opts.block_ms, pause_s=0.01)
     for child in children:
         child.close()
     row = {"model": name, "batch": batch, "threads": threads, "errors": errors}

@@ -40,7 +40,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from bench_common import ChildSide, median, normalised_error  # noqa: E402
+from bench_common import ChildSide, check_parity, interleaved_samples, median  # noqa: E402
 
 PARITY = 1e-4
 
@@ -149,24 +149,13 @@ def bench_config(opts, torch, models, name, batch):
         compile_s[label] = time.perf_counter() - start
         sides[label] = (lambda c: lambda n: time_forward(torch, lambda: c(xd).cpu(), n))(compiled)
 
-    errors = {side: normalised_error(out, reference) for side, out in outputs.items()}
-    failed = {side: err for side, err in errors.items() if err > PARITY}
-    if failed:
-        for child in children:
-            child.close()
-        sys.exit("parity failure, %s batch %d: %s (normalised error against float64, limit %g)"
-                 % (name, batch, ", ".join("%s %.2e" % kv for kv in failed.items()), PARITY))
+    errors = check_parity(outputs, reference, children, "%s batch %d" % (name, batch), PARITY)
 
     per_call = {}
     for side, run in sides.items():
         run(3)
         per_call[side] = max(1.0, median(run(10)))
-    samples = {side: [] for side in sides}
-    order = list(sides)
-    for r in range(opts.rounds):
-        for side in order[r % len(order):] + order[:r % len(order)]:
-            count = max(3, int(opts.block_ms * 1000 / per_call[side]))
-            samples[side] += sides[side](count)
+    samples = interleaved_samples(sides, per_call, opts.rounds, opts.block_ms)
     for child in children:
         child.close()
     row = {"model": name, "batch": batch, "input": "x".join(str(d) for d in x.shape),
