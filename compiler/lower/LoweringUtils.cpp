@@ -247,7 +247,11 @@ Value elementCount(OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> d
   return indexToScalar(b, loc, count, type);
 }
 
-Value logSoftmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
+namespace {
+
+/// The maximum along `dim`, with `dim` kept as an extent of 1 (what softmax
+/// and log_softmax subtract before they exponentiate).
+Value rowMaxKept(OpBuilder &b, Location loc, Value input, int64_t dim) {
   auto type = cast<RankedTensorType>(input.getType());
   Type elementType = type.getElementType();
   llvm::SmallSet<int64_t, 4> dims;
@@ -256,14 +260,19 @@ Value logSoftmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
                          [](OpBuilder &nb, Location l, ValueRange args) -> Value {
                            return arith::MaximumFOp::create(nb, l, args[0], args[1]);
                          });
-  Value maxKept = keepReducedDims(b, loc, max,
-                                  RankedTensorType::get(SmallVector<int64_t>([&] {
-                                                          SmallVector<int64_t> s(type.getShape());
-                                                          s[dim] = 1;
-                                                          return s;
-                                                        }()),
-                                                        elementType),
-                                  dims);
+  SmallVector<int64_t> keptShape(type.getShape());
+  keptShape[dim] = 1;
+  return keepReducedDims(b, loc, max, RankedTensorType::get(keptShape, elementType), dims);
+}
+
+} // namespace
+
+Value logSoftmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type elementType = type.getElementType();
+  llvm::SmallSet<int64_t, 4> dims;
+  dims.insert(dim);
+  Value maxKept = rowMaxKept(b, loc, input, dim);
   Value shifted = broadcastElementwise(b, loc, type, {input, maxKept},
                                        [](OpBuilder &nb, Location l, ValueRange args) -> Value {
                                          return arith::SubFOp::create(nb, l, args[0], args[1]);
@@ -292,14 +301,8 @@ Value softmax(OpBuilder &b, Location loc, Value input, int64_t dim) {
   Type elementType = type.getElementType();
   llvm::SmallSet<int64_t, 4> dims;
   dims.insert(dim);
-  SmallVector<int64_t> keptShape(type.getShape());
-  keptShape[dim] = 1;
-  auto keptType = RankedTensorType::get(keptShape, elementType);
-  Value max = reduceDims(b, loc, input, dims, lowestValue(b, loc, elementType),
-                         [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                           return arith::MaximumFOp::create(nb, l, args[0], args[1]);
-                         });
-  Value maxKept = keepReducedDims(b, loc, max, keptType, dims);
+  Value maxKept = rowMaxKept(b, loc, input, dim);
+  auto keptType = cast<RankedTensorType>(maxKept.getType());
   // One exp per element, kept for both the sum and the quotient.
   Value exps = broadcastElementwise(
       b, loc, type, {input, maxKept}, [](OpBuilder &nb, Location l, ValueRange args) -> Value {
