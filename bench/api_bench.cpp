@@ -64,6 +64,9 @@ modelc::api::ModelArgs parseArgs(const std::string &text) {
 
 /// oneDNN (OpenMP) and OpenBLAS threads, as torch.set_num_threads.
 void setLibraryThreads(int threads) {
+  // modelc loads OpenBLAS on first use (jit/OpenBlasLibrary.h), which then
+  // reads its thread count from here; one loaded already takes the call below.
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
   using SetThreads = void (*)(int);
   for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))

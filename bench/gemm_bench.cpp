@@ -44,7 +44,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <dlfcn.h>
+#include <string>
 #include <immintrin.h>
 #include <random>
 #include <vector>
@@ -370,6 +372,9 @@ compileVectorized(mlir::MLIRContext &ctx, const std::string &source,
 /// OpenBLAS's and OpenMP's (oneDNN's) thread counts, through their own APIs
 /// when loaded.
 void setBlasThreads(int threads) {
+  // modelc loads OpenBLAS on first use (jit/OpenBlasLibrary.h), which then
+  // reads its thread count from here; one loaded already takes the call below.
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
   using SetThreads = void (*)(int);
   for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))

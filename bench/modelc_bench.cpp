@@ -35,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <iostream>
 #include <string>
@@ -70,6 +71,9 @@ cl::opt<bool> dynamicBatchOpt("dynamic-batch",
 /// through their own APIs (found at run time, so the harness does not depend
 /// on which libraries are loaded), as torch.set_num_threads does for PyTorch.
 void setBlasThreads(int threads) {
+  // modelc loads OpenBLAS on first use (jit/OpenBlasLibrary.h), which then
+  // reads its thread count from here; one loaded already takes the call below.
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
   using SetThreads = void (*)(int);
   for (const char *name : {"openblas_set_num_threads", "omp_set_num_threads"})
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name)))

@@ -8,6 +8,7 @@
 #include "CommandLineErrors.h"
 #include "Commands.h"
 #include "DriverOutput.h"
+#include "jit/GemmChoice.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -69,7 +70,8 @@ const Command commandTable[] = {
 };
 
 void printVersion(llvm::raw_ostream &os) {
-  os << "modelc " << MODELC_VERSION << "\n  built with LLVM " << LLVM_VERSION_STRING << "\n";
+  os << "modelc " << MODELC_VERSION << "\n  built with LLVM " << LLVM_VERSION_STRING
+     << "\n  cpu kernels: " << modelc::jit::cpuKernelLibraries() << "\n";
 }
 
 } // namespace

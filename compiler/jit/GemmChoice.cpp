@@ -2,6 +2,7 @@
 
 #include "jit/GemmChoice.h"
 #include "jit/GemmKernels.h"
+#include "jit/OpenBlasLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,9 +31,6 @@
 
 #include <dnnl.h>
 #include <omp.h>
-#endif
-#if MODELC_HAVE_CBLAS
-#include <cblas.h>
 #endif
 
 namespace modelc::jit {
@@ -66,11 +64,6 @@ constexpr bool kHaveDnnl = true;
 #else
 constexpr bool kHaveDnnl = false;
 #endif
-#if MODELC_HAVE_CBLAS
-constexpr bool kHaveOpenBlas = true;
-#else
-constexpr bool kHaveOpenBlas = false;
-#endif
 
 bool gemmKernelAvailable(GemmKernel kernel) {
   switch (kernel) {
@@ -78,7 +71,7 @@ bool gemmKernelAvailable(GemmKernel kernel) {
   case GemmKernel::OneDnnSgemm:
     return kHaveDnnl;
   case GemmKernel::OpenBlas:
-    return kHaveOpenBlas;
+    return openBlasLibrary() != nullptr;
   case GemmKernel::Auto:
   case GemmKernel::Loops:
     return true;
@@ -96,11 +89,30 @@ std::vector<GemmKernel> availableGemmKernels() {
 }
 
 std::string openBlasCoreName() {
-#if MODELC_HAVE_CBLAS
-  if (const char *name = openblas_get_corename())
-    return name;
-#endif
+  if (const OpenBlasLibrary *blas = openBlasLibrary())
+    if (const char *name = blas->getCoreName())
+      return name;
   return {};
+}
+
+std::string cpuKernelLibraries() {
+  std::string text;
+#if MODELC_HAVE_DNNL
+  const dnnl_version_t *version = dnnl_version();
+  text += "oneDNN " + std::to_string(version->major) + "." + std::to_string(version->minor) + "." +
+          std::to_string(version->patch);
+#else
+  text += "no oneDNN";
+#endif
+  const OpenBlasLibrary *blas = openBlasLibrary();
+  if (!blas)
+    return text + "; no OpenBLAS";
+  // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ...".
+  llvm::SmallVector<llvm::StringRef> words;
+  llvm::StringRef(blas->getConfig()).split(words, ' ', -1, false);
+  std::string name = words.size() >= 2 ? (words[0] + " " + words[1]).str() : "OpenBLAS";
+  return text + "; " + name + " with its " + openBlasCoreName() + " kernels (" + blas->coreOrigin +
+         ")";
 }
 
 namespace {

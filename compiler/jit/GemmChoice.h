@@ -81,6 +81,11 @@ GemmKernel measuredGemmKernel(int64_t m, int64_t n, int64_t k);
 /// measurement and another kernel wins.
 std::string openBlasCoreName();
 
+/// The CPU kernel libraries in use, for `modelc --version`: "oneDNN 2.6.3;
+/// OpenBLAS 0.3.21 with its Cooperlake kernels (set from the CPU's
+/// features)", or what is missing. Loads OpenBLAS.
+std::string cpuKernelLibraries();
+
 } // namespace modelc::jit
 
 #endif // MODELC_JIT_GEMMCHOICE_H

@@ -16,9 +16,7 @@
 #include <omp.h>
 #include <unordered_map>
 #endif
-#if MODELC_HAVE_CBLAS
-#include <cblas.h>
-#endif
+#include "jit/OpenBlasLibrary.h"
 
 namespace modelc::jit {
 
@@ -108,33 +106,33 @@ void loopGemm(const GemmProblem &p) {
   applyEpilogue(p);
 }
 
-#if MODELC_HAVE_CBLAS
 bool fitsInt(int64_t value) { return value > 0 && value <= INT_MAX; }
 
 bool openBlasGemm(const GemmProblem &p) {
-  if (!fitsInt(p.m) || !fitsInt(p.n) || !fitsInt(p.k) || !fitsInt(p.lda) || !fitsInt(p.ldb) ||
-      !fitsInt(p.ldc))
+  const OpenBlasLibrary *blas = openBlasLibrary();
+  if (!blas || !fitsInt(p.m) || !fitsInt(p.n) || !fitsInt(p.k) || !fitsInt(p.lda) ||
+      !fitsInt(p.ldb) || !fitsInt(p.ldc))
     return false;
   int m = int(p.m), n = int(p.n), k = int(p.k);
   float beta = p.accumulate ? 1.0f : 0.0f;
+  using B = OpenBlasLibrary;
   // A single row (batch 1) is a matrix-vector product: sgemv skips sgemm's
   // packing and is 2-3x faster at these sizes. Only on one BLAS thread:
   // OpenBLAS splits sgemv over its threads from ~9k elements on, and that
   // sync costs more than the product here.
-  if (m == 1 && openblas_get_num_threads() == 1) {
+  if (m == 1 && blas->getNumThreads() == 1) {
     // c[0, :] = op(B)^T a[0, :] (+ c); B is stored [k, n] or, transposed, [n, k].
     bool stored = !p.transposeB;
-    cblas_sgemv(CblasRowMajor, stored ? CblasTrans : CblasNoTrans, stored ? k : n, stored ? n : k,
+    blas->sgemv(B::kRowMajor, stored ? B::kTrans : B::kNoTrans, stored ? k : n, stored ? n : k,
                 1.0f, p.b, int(p.ldb), p.a, p.transposeA ? int(p.lda) : 1, beta, p.c, 1);
   } else {
-    cblas_sgemm(CblasRowMajor, p.transposeA ? CblasTrans : CblasNoTrans,
-                p.transposeB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, p.a, int(p.lda), p.b,
+    blas->sgemm(B::kRowMajor, p.transposeA ? B::kTrans : B::kNoTrans,
+                p.transposeB ? B::kTrans : B::kNoTrans, m, n, k, 1.0f, p.a, int(p.lda), p.b,
                 int(p.ldb), beta, p.c, int(p.ldc));
   }
   applyEpilogue(p);
   return true;
 }
-#endif
 
 #if MODELC_HAVE_DNNL
 bool dnnlSgemm(const GemmProblem &p) {
@@ -279,11 +277,7 @@ bool runGemmKernel(GemmKernel kernel, const GemmProblem &p) {
     return false;
 #endif
   case GemmKernel::OpenBlas:
-#if MODELC_HAVE_CBLAS
     return openBlasGemm(p);
-#else
-    return false;
-#endif
   case GemmKernel::Loops:
     loopGemm(p);
     return true;

@@ -9,6 +9,7 @@
 
 #include "jit/GemmChoice.h"
 #include "jit/BlasRuntime.h"
+#include "jit/OpenBlasLibrary.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -246,3 +247,45 @@ TEST(GemmChoiceTest, ChoicesMeasuredOnABusyMachineAreUsedButNotSaved) {
 }
 
 } // namespace
+
+TEST(OpenBlasLibraryTest, CoreTypeFollowsTheCpuFeatures) {
+  CpuFeatures avx512;
+  avx512.avx512f = avx512.avx512cd = avx512.avx512bw = avx512.avx512dq = avx512.avx512vl = true;
+  avx512.avx2 = avx512.fma = true;
+  EXPECT_EQ(openBlasCoreTypeFor(avx512), "SkylakeX");
+  CpuFeatures bf16 = avx512;
+  bf16.avx512bf16 = true;
+  EXPECT_EQ(openBlasCoreTypeFor(bf16), "Cooperlake");
+  // Knights Landing style AVX-512 (no BW/DQ/VL) runs the AVX2 kernels.
+  CpuFeatures partial = avx512;
+  partial.avx512bw = false;
+  EXPECT_EQ(openBlasCoreTypeFor(partial), "Haswell");
+  CpuFeatures avx2;
+  avx2.avx2 = avx2.fma = true;
+  EXPECT_EQ(openBlasCoreTypeFor(avx2), "Haswell");
+  avx2.fma = false;
+  EXPECT_EQ(openBlasCoreTypeFor(avx2), "");
+  EXPECT_EQ(openBlasCoreTypeFor(CpuFeatures()), "");
+}
+
+// OpenBLAS's own detection names SSE3 Prescott kernels on CPUs it does not
+// know (a VM reporting "Intel Xeon Processor"): the runtime loads it with the
+// kernels the CPU's features allow instead.
+TEST(OpenBlasLibraryTest, LoadedWithTheKernelsThisCpuRuns) {
+  const OpenBlasLibrary *blas = openBlasLibrary();
+  if (!blas)
+    GTEST_SKIP() << "no OpenBLAS in this build or on this machine";
+  if (const char *user = std::getenv("OPENBLAS_CORETYPE"); user && *user) {
+    // The user's choice is obeyed (OpenBLAS maps names it lacks itself).
+    EXPECT_NE(blas->coreOrigin.find("environment"), std::string::npos) << blas->coreOrigin;
+    return;
+  }
+  std::string expected = openBlasCoreTypeFor(CpuFeatures::ofThisCpu());
+  if (expected.empty())
+    GTEST_SKIP() << "a CPU without AVX2: OpenBLAS's detection decides";
+  EXPECT_EQ(openBlasCoreName(), expected) << blas->coreOrigin;
+  EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE"), nullptr)
+      << "the variable is set only while OpenBLAS loads";
+  EXPECT_NE(cpuKernelLibraries().find(openBlasCoreName() + " kernels"), std::string::npos)
+      << cpuKernelLibraries();
+}
