@@ -7,7 +7,8 @@
 //     loop's carried tensor may be a new buffer each step (an RNN's hidden
 //     state), so loops may yield allocations.
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
-//     the rest loops.
+//     the rest loops, in which f32 exp and tanh become polynomials the
+//     loop vectorizer widens.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -154,6 +155,9 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
     pm.addPass(createMatmulToBlasPass());
     pm.addPass(createConvToRuntimePass());
   }
+  // After the library-call passes, which recognise GELU, tanh, SiLU and
+  // sigmoid epilogues by the libm-based bodies ElementwiseLowering builds.
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
   // Before expand-strided-metadata, which crashes on these (see the pass).
   pm.addPass(createExpandDynamicReshapesPass());
   if (failed(parsePassPipeline(kToLlvm, pm)))
@@ -167,6 +171,7 @@ void registerPasses() {
   registerPass([] { return createConvToRuntimePass(); });
   registerPass([] { return std::make_unique<FuseElementwiseKeepContractionsPass>(); });
   registerPass([] { return createExpandDynamicReshapesPass(); });
+  registerPass([] { return createApproximateMathPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
       "Lower mdl to the LLVM dialect for the cpu (mdl-to-linalg ... convert-to-llvm)",

@@ -34,6 +34,11 @@ std::unique_ptr<mlir::Pass> createConvToRuntimePass();
 /// expand-strided-metadata crashes on) to memref.reinterpret_cast.
 std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 
+/// `mdl-approximate-math`: rewrites f32 math.exp, expm1 and tanh into
+/// MLIR's polynomial approximations, which the loop vectorizer widens (libm
+/// calls it cannot).
+std::unique_ptr<mlir::Pass> createApproximateMathPass();
+
 /// Name of the runtime function the BLAS pass calls; its C entry point is
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
