@@ -1,6 +1,7 @@
 //===- CpuPipeline.cpp - the mdl -> LLVM dialect pipeline for the cpu -----===//
 //
-//  1. mdl-to-linalg, then elementwise fusion (bias + activation after a
+//  1. A batch norm after a conv folds into it (mdl-fold-batch-norm);
+//     mdl-to-linalg, then elementwise fusion (bias + activation after a
 //     matmul become one loop nest) that leaves matmuls alone for BLAS.
 //  2. One-shot bufferization; results become caller-provided out-params (a
 //     tensor returned twice is copied first, one buffer per result). A
@@ -144,6 +145,7 @@ struct CpuPipelineCLOptions : PassPipelineOptions<CpuPipelineCLOptions> {
 
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   registerUpstreamPassesOnce();
+  pm.addNestedPass<func::FuncOp>(createFoldBatchNormPass());
   pm.addPass(createLowerMdlToLinalgPass());
   // The strings name upstream passes only; they parse unless MLIR changes.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
@@ -172,6 +174,7 @@ void registerPasses() {
   registerPass([] { return std::make_unique<FuseElementwiseKeepContractionsPass>(); });
   registerPass([] { return createExpandDynamicReshapesPass(); });
   registerPass([] { return createApproximateMathPass(); });
+  registerPass([] { return createFoldBatchNormPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
       "Lower mdl to the LLVM dialect for the cpu (mdl-to-linalg ... convert-to-llvm)",

@@ -34,6 +34,11 @@ std::unique_ptr<mlir::Pass> createConvToRuntimePass();
 /// expand-strided-metadata crashes on) to memref.reinterpret_cast.
 std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 
+/// `mdl-fold-batch-norm`: folds each f32 mdl.batch_norm that is the only user
+/// of an mdl.conv2d into that conv (weights scaled per output channel, the
+/// shift as its bias), as torch.nn.utils.fuse_conv_bn_eval does.
+std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
+
 /// `mdl-approximate-math`: rewrites f32 math.exp, expm1 and tanh into
 /// MLIR's polynomial approximations, which the loop vectorizer widens (libm
 /// calls it cannot).
