@@ -8,8 +8,8 @@
 //     loop's carried tensor may be a new buffer each step (an RNN's hidden
 //     state), so loops may yield allocations.
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
-//     the rest loops, in which f32 exp and tanh become polynomials the
-//     loop vectorizer widens.
+//     the rest loops, in which f32 exp and tanh become polynomials and
+//     reductions keep partial sums, so that the loop vectorizer widens them.
 //  4. Loops, memrefs, math, func -> LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -160,6 +160,7 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // After the library-call passes, which recognise GELU, tanh, SiLU and
   // sigmoid epilogues by the libm-based bodies ElementwiseLowering builds.
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
+  pm.addNestedPass<func::FuncOp>(createReassociateReductionsPass());
   // Before expand-strided-metadata, which crashes on these (see the pass).
   pm.addPass(createExpandDynamicReshapesPass());
   if (failed(parsePassPipeline(kToLlvm, pm)))
@@ -175,6 +176,7 @@ void registerPasses() {
   registerPass([] { return createExpandDynamicReshapesPass(); });
   registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createFoldBatchNormPass(); });
+  registerPass([] { return createReassociateReductionsPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
       "Lower mdl to the LLVM dialect for the cpu (mdl-to-linalg ... convert-to-llvm)",

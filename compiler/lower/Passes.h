@@ -44,6 +44,11 @@ std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 /// calls it cannot).
 std::unique_ptr<mlir::Pass> createApproximateMathPass();
 
+/// `mdl-reassociate-reductions`: flags the float arithmetic in the body of
+/// each linalg.generic with a reduction iterator `reassoc`, so that the loop
+/// vectorizer keeps partial sums (a sum, max or norm over a row).
+std::unique_ptr<mlir::Pass> createReassociateReductionsPass();
+
 /// Name of the runtime function the BLAS pass calls; its C entry point is
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
