@@ -417,6 +417,10 @@ int main(int argc, char **argv) {
       {"block fc1, B=1", 1, 4096, 1024},
       {"block fc1, B=64", 64, 4096, 1024},
       {"block fc2, B=256", 256, 1024, 4096},
+      {"encoder q/k/v/out proj, B=64", 2048, 256, 256},
+      {"encoder linear1, B=64", 2048, 1024, 256},
+      {"encoder linear2, B=64", 2048, 256, 1024},
+      {"encoder head scores", 32, 32, 64},
       {"square 1024", 1024, 1024, 1024},
   };
 
