@@ -14,9 +14,12 @@ modelDecl  : MODEL IDENT devParams? valueParams? '{' member* '}' ;
 devParams  : '<' devParam (',' devParam)* '>' ;
 devParam   : IDENT ':' DEVICE ;
 valueParams: '(' (valueParam (',' valueParam)*)? ')' ;
-valueParam : IDENT ':' (scalarType | optionType) ('=' expr)? ;
+valueParam : IDENT ':' (scalarType | optionType | tupleType) ('=' expr)? ;
 // `activation: "relu" | "gelu" = "relu"`: one of the listed strings.
 optionType : STRING_LIT ('|' STRING_LIT)* ;
+// `kernel_size: (int, int)`: a tuple of ints (PyTorch's `_pair`); an int
+// argument stands for all of them. Its elements are `kernel_size[0]`, ...
+tupleType  : '(' scalarType (',' scalarType)+ ','? ')' ;
 
 member
   : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
@@ -40,7 +43,8 @@ scalarType : INT_T | FLOAT_T | BOOL ;
 dtype      : F16 | BF16 | F32 | F64 | I32 | I64 | BOOL ;
 // Like expressions, a flat list; the AST builder applies precedence.
 dim        : dimAtom (('+' | '-' | '*' | '/') dimAtom)* ;
-dimAtom    : INT_LIT | IDENT | ELLIPSIS | '(' dim ')' ;
+// `kernel_size[0]`: an element of a tuple value parameter.
+dimAtom    : INT_LIT | IDENT ('[' INT_LIT ']')? | ELLIPSIS | '(' dim ')' ;
 device     : CPU | CUDA ':' INT_LIT | IDENT ;
 
 // ---------------------------------------------------------- statements ---

@@ -86,6 +86,11 @@ Result<std::string> argsText(const ModelArgs &args) {
     case ArgValue::Kind::Bool:
       text = value.boolValue() ? "true" : "false";
       break;
+    case ArgValue::Kind::Ints:
+      for (int64_t v : value.intsValue())
+        text += (text.empty() ? "(" : ",") + std::to_string(v);
+      text += text.empty() ? "()" : ")";
+      break;
     case ArgValue::Kind::String:
       if (value.stringValue().empty() ||
           value.stringValue().find_first_of(",=") != std::string::npos)
@@ -171,7 +176,7 @@ std::vector<ModelInfo> Program::models() const {
     for (const ast::DeviceParam &d : m->decl->deviceParams)
       info.deviceParams.push_back(d.name.name);
     for (const ast::ValueParam &v : m->decl->valueParams) {
-      std::string text = v.name.name + ": " + ast::scalarKindName(v.type).str();
+      std::string text = v.name.name + ": " + ast::valueParamTypeText(v);
       if (v.defaultValue)
         text += " = " + v.defaultValue->range.text().str();
       info.valueParams.push_back(std::move(text));

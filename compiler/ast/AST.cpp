@@ -55,6 +55,20 @@ llvm::StringRef ast::scalarKindName(ScalarKind kind) {
   llvm_unreachable("unknown scalar kind");
 }
 
+std::string ast::valueParamTypeText(const ValueParam &param) {
+  std::string text;
+  if (param.type == ScalarKind::Option) {
+    for (const Ident &option : param.options)
+      text += (text.empty() ? "\"" : " | \"") + option.name + "\"";
+    return text;
+  }
+  if (param.arity == 0)
+    return scalarKindName(param.type).str();
+  for (unsigned i = 0; i < param.arity; ++i)
+    text += (i ? ", " : "(") + scalarKindName(param.type).str();
+  return text + ")";
+}
+
 llvm::StringRef ast::binaryOpSpelling(BinaryOp op) {
   switch (op) {
   case BinaryOp::Add:
@@ -155,13 +169,7 @@ private:
       end(param.range);
     }
     for (const ValueParam &param : model.valueParams) {
-      line() << "ValueParam " << param.name.name << ": ";
-      if (param.type == ScalarKind::Option)
-        llvm::interleave(
-            param.options, os_, [&](const Ident &option) { os_ << '"' << option.name << '"'; },
-            " | ");
-      else
-        os_ << scalarKindName(param.type);
+      line() << "ValueParam " << param.name.name << ": " << valueParamTypeText(param);
       end(param.range);
       if (param.defaultValue) {
         Nested inner(*this);
@@ -247,6 +255,9 @@ private:
       break;
     case DimExpr::Kind::Name:
       os_ << dim.name;
+      break;
+    case DimExpr::Kind::Element:
+      os_ << dim.name << '[' << dim.value << ']';
       break;
     case DimExpr::Kind::Ellipsis:
       os_ << "...";

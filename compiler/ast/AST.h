@@ -66,12 +66,13 @@ struct DeviceExpr {
   Range range;
 };
 
-/// One dimension of a tensor type: `784`, `B`, `in`, `in * 2`, `...`.
+/// One dimension of a tensor type: `784`, `B`, `in`, `in * 2`, `...`, or
+/// an element of a tuple value parameter, `kernel_size[0]`.
 struct DimExpr {
-  enum class Kind : uint8_t { Int, Name, Ellipsis, Binary };
+  enum class Kind : uint8_t { Int, Name, Ellipsis, Binary, Element };
   Kind kind = Kind::Int;
-  int64_t value = 0;                 // Int
-  std::string name;                  // Name
+  int64_t value = 0;                 // Int; Element: the index
+  std::string name;                  // Name, Element
   char op = 0;                       // Binary: one of + - * /
   std::unique_ptr<DimExpr> lhs, rhs; // Binary
   Range range;
@@ -419,10 +420,15 @@ struct ValueParam {
   Ident name;
   ScalarKind type = ScalarKind::Int;
   std::vector<Ident> options; // ScalarKind::Option: `"relu" | "gelu"`, unquoted
+  /// `(int, int)`: a tuple of this many ints (type is Int); 0 for one value.
+  unsigned arity = 0;
   Range typeRange;
   ExprPtr defaultValue; // may be null
   Range range;
 };
+
+/// The type of `param` as it reads: `int`, `(int, int)`, `"relu" | "gelu"`.
+std::string valueParamTypeText(const ValueParam &param);
 
 /// One condition a conditional member sits under: `if bias { ... }` gives
 /// {bias, true}; its `else` block {bias, false}. The expression is owned by

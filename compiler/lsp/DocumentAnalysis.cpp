@@ -69,7 +69,7 @@ std::string modelSignature(const ast::ModelDecl &model) {
   text += '(';
   ListSeparator sep;
   for (const ast::ValueParam &param : model.valueParams)
-    text += (Twine(sep) + param.name.name + ": " + ast::scalarKindName(param.type)).str();
+    text += (Twine(sep) + param.name.name + ": " + ast::valueParamTypeText(param)).str();
   return text + ')';
 }
 
@@ -491,7 +491,7 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
       }
       addMembers(model);
       for (const ast::ValueParam &param : model.valueParams)
-        add(param.name.name, proto::CompletionItemKind::Variable, ast::scalarKindName(param.type),
+        add(param.name.name, proto::CompletionItemKind::Variable, ast::valueParamTypeText(param),
             "", "1");
       for (const ast::DeviceParam &param : model.deviceParams)
         add(param.name.name, proto::CompletionItemKind::TypeParameter, "device", "", "1");

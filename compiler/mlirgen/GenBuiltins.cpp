@@ -121,7 +121,7 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
       out.push_back(int64_t(v.number));
       return out;
     }
-    if (v.kind != GenValue::Kind::List)
+    if (v.kind != GenValue::Kind::List && v.kind != GenValue::Kind::Tuple)
       return std::nullopt;
     for (const GenValue &e : v.elements) {
       if (e.kind != GenValue::Kind::Scalar)

@@ -400,7 +400,9 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
       std::optional<double> factor;
       if (has(2)) {
         const GenValue &s = *args[2];
-        factor = s.kind == GenValue::Kind::List ? s.elements[size_t(k)].number : s.number;
+        factor = s.kind == GenValue::Kind::List || s.kind == GenValue::Kind::Tuple
+                     ? s.elements[size_t(k)].number
+                     : s.number;
       }
       int64_t in = xt.getDimSize(2 + k),
               target = resultShape.size() == size_t(rank) ? resultShape[size_t(2 + k)] : kDyn;

@@ -211,6 +211,19 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
   }
   if (std::optional<GenValue> c = constantOf(name, frame))
     return *c;
+  // A tuple model argument (`stride: (int, int)`): its elements' values.
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Tuple && einfo->type.elements &&
+      llvm::all_of(*einfo->type.elements, [&](const sema::Type &t) {
+        return t.kind() == sema::Type::Kind::Int && t.intValue &&
+               concreteDim(*t.intValue, frame).asConstant();
+      })) {
+    GenValue v;
+    v.kind = GenValue::Kind::Tuple;
+    for (const sema::Type &t : *einfo->type.elements)
+      v.elements.push_back(
+          GenValue::ofScalar(double(*concreteDim(*t.intValue, frame).asConstant()), true));
+    return v;
+  }
   if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
     int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
     if (extent != kDyn)
@@ -436,7 +449,7 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     v.model = base.models[size_t(*i < 0 ? *i + n : *i)];
     return v;
   }
-  if (base.kind == GenValue::Kind::List) { // `chunk(x, 2)[1]`
+  if (base.kind == GenValue::Kind::List || base.kind == GenValue::Kind::Tuple) { // `chunk(x, 2)[1]`
     std::optional<int64_t> i;
     if (index.subscripts.size() == 1 && !index.subscripts[0].isSlice)
       i = constantInt(*index.subscripts[0].index);

@@ -31,18 +31,56 @@ std::optional<double> literalValue(const ast::Expr *expr) {
   return std::nullopt;
 }
 
+/// `7` (every element) or `(1,7)` with `arity` ints.
+bool parseIntTuple(llvm::StringRef text, unsigned arity, llvm::SmallVectorImpl<int64_t> &out) {
+  text = text.trim();
+  int64_t one = 0;
+  if (!text.getAsInteger(10, one)) {
+    out.assign(arity, one);
+    return true;
+  }
+  if (!text.consume_front("(") || !text.consume_back(")"))
+    return false;
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  text.split(parts, ',');
+  if (parts.size() != arity)
+    return false;
+  for (llvm::StringRef part : parts) {
+    int64_t v = 0;
+    if (part.trim().getAsInteger(10, v))
+      return false;
+    out.push_back(v);
+  }
+  return true;
+}
+
 llvm::Error missingArg(const sema::ModelInfo &model, llvm::StringRef name) {
   return argError("missing model argument '" + name + "' of model '" + model.name +
                   "'; give it with `--args " + name + "=VALUE` (" + modelSignature(*model.decl) +
                   ")");
 }
 
+/// `args` split at the commas outside parentheses (`kernel_size=(1,7),stride=2`).
+llvm::SmallVector<llvm::StringRef, 8> splitArgs(llvm::StringRef args) {
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= args.size(); ++i) {
+    char c = i < args.size() ? args[i] : ',';
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c != ',' || depth > 0)
+      continue;
+    if (!args.slice(start, i).trim().empty())
+      parts.push_back(args.slice(start, i));
+    start = i + 1;
+  }
+  return parts;
+}
+
 /// `in=784, hidden=256` by name.
 llvm::Expected<llvm::StringMap<std::string>> parseArgs(llvm::StringRef args) {
   llvm::StringMap<std::string> given;
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  args.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef part : parts) {
+  for (llvm::StringRef part : splitArgs(args)) {
     auto [name, value] = part.split('=');
     name = name.trim();
     value = value.trim();
@@ -174,6 +212,7 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
       return argError("model '" + modelName + "' has no argument named '" + entry.getKey() + "'");
 
   ConcreteModel result;
+  // One per value slot (ValueParamInfo::firstSlot): a tuple has one per element.
   llvm::SmallVector<int64_t, 8> ints;
   for (const sema::ValueParamInfo &p : model->valueParams) {
     auto it = given.find(p.name);
@@ -181,6 +220,28 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
     for (const ast::ValueParam &vp : model->decl->valueParams)
       if (vp.name.name == p.name)
         decl = &vp;
+    if (p.isTuple()) {
+      llvm::SmallVector<int64_t, 2> values;
+      if (it != given.end()) {
+        if (!parseIntTuple(it->second, p.slotCount(), values))
+          return argError("model argument '" + p.name + "' must be an int or " +
+                          std::to_string(p.slotCount()) + " ints in parentheses (" + p.name +
+                          "=(1,7)), got '" + it->second + "'");
+      } else {
+        llvm::SmallVector<std::optional<sema::Dim>, 8> earlier;
+        for (int64_t v : ints)
+          earlier.push_back(sema::Dim::constant(v));
+        for (unsigned k = 0; k < p.slotCount(); ++k) {
+          std::optional<sema::Dim> d = sema::defaultSlotValue(*model, p, k, earlier);
+          std::optional<int64_t> v = d ? d->asConstant() : std::nullopt;
+          if (!v)
+            return missingArg(*model, p.name);
+          values.push_back(*v);
+        }
+      }
+      ints.append(values.begin(), values.end());
+      continue;
+    }
     if (p.kind == ast::ScalarKind::Option) {
       // `activation=gelu` (or `"gelu"`): the option's index.
       int64_t value = 0;
@@ -199,8 +260,8 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
         value = *index;
       } else if (p.defaultInt) {
         value = *p.defaultInt;
-      } else if (p.defaultParam && *p.defaultParam < ints.size()) {
-        value = ints[*p.defaultParam];
+      } else if (p.defaultParam) {
+        value = ints[model->valueParams[*p.defaultParam].firstSlot];
       } else {
         return argError("missing model argument '" + p.name + "' of model '" + modelName + "'");
       }
@@ -215,8 +276,8 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
                           "'");
       } else if (p.defaultInt) {
         value = *p.defaultInt;
-      } else if (p.defaultParam && *p.defaultParam < ints.size()) {
-        value = ints[*p.defaultParam]; // `stride: int = kernel`
+      } else if (p.defaultParam) {
+        value = ints[model->valueParams[*p.defaultParam].firstSlot]; // `stride: int = kernel`
       } else {
         return missingArg(*model, p.name);
       }
@@ -233,10 +294,10 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
                         ", got '" + text + "'");
     } else if (std::optional<double> d = literalValue(decl ? decl->defaultValue.get() : nullptr)) {
       value = *d;
-    } else if (p.defaultParam && *p.defaultParam < ints.size()) {
+    } else if (p.defaultParam) {
       // `momentum: float = eps`: an earlier float (or int) param's value.
       const sema::ValueParamInfo &from = model->valueParams[*p.defaultParam];
-      value = from.kind == ast::ScalarKind::Int ? double(ints[*p.defaultParam])
+      value = from.kind == ast::ScalarKind::Int ? double(ints[from.firstSlot])
                                                 : result.scalarArgs[from.name];
     } else {
       return missingArg(*model, p.name);
@@ -255,9 +316,10 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
   result.instance = std::make_shared<sema::ModelInstance>();
   result.instance->model = model;
   result.instance->devices.append(devices.begin(), devices.end());
-  for (size_t i = 0; i < model->valueParams.size(); ++i)
-    result.instance->values.push_back(model->valueParams[i].hasDimValue()
-                                          ? std::optional<sema::Dim>(sema::Dim::constant(ints[i]))
-                                          : std::nullopt);
+  for (const sema::ValueParamInfo &p : model->valueParams)
+    for (unsigned k = 0; k < p.slotCount(); ++k)
+      result.instance->values.push_back(
+          p.hasDimValue() ? std::optional<sema::Dim>(sema::Dim::constant(ints[p.firstSlot + k]))
+                          : std::nullopt);
   return result;
 }

@@ -282,13 +282,29 @@ private:
     auto name = ident(ctx.IDENT());
     auto scalar = ctx.scalarType()   ? scalarKind(*ctx.scalarType())
                   : ctx.optionType() ? std::optional<ScalarKind>(ScalarKind::Option)
+                  : ctx.tupleType()  ? std::optional<ScalarKind>(ScalarKind::Int)
                                      : std::nullopt;
     if (!name || !scalar)
       return std::nullopt;
     ValueParam param;
     param.name = std::move(*name);
     param.type = *scalar;
-    if (Mdl::OptionTypeContext *options = ctx.optionType()) {
+    if (Mdl::TupleTypeContext *tuple = ctx.tupleType()) {
+      // `(int, int)`: PyTorch's `_pair` arguments are ints.
+      param.typeRange = range(tuple);
+      for (Mdl::ScalarTypeContext *element : tuple->scalarType()) {
+        std::optional<ScalarKind> kind = scalarKind(*element);
+        if (!kind)
+          return std::nullopt;
+        if (*kind != ScalarKind::Int) {
+          state_.diags
+              .report(DiagId::UnexpectedToken, range(element), "`int`",
+                      "`" + scalarKindName(*kind).str() + "`")
+              .primary("a tuple parameter holds ints (a kernel size, a stride, ...)");
+        }
+        ++param.arity; // read as an int from here on, so uses are not errors too
+      }
+    } else if (Mdl::OptionTypeContext *options = ctx.optionType()) {
       param.typeRange = range(options);
       for (TerminalNode *literal : options->STRING_LIT()) {
         if (!present(literal))
@@ -531,6 +547,20 @@ private:
       if (inner.kind != NodeKind::Dim || !tokenOf(ctx.children[0]) || !tokenOf(ctx.children[2]))
         return nullptr;
       return buildDim(*inner.as<Mdl::DimContext>());
+    }
+    if (ctx.children.size() == 4) { // IDENT '[' INT_LIT ']': `kernel_size[0]`
+      antlr4::Token *name = tokenOf(ctx.children[0]), *index = tokenOf(ctx.children[2]);
+      if (!name || !index || !tokenOf(ctx.children[1]) || !tokenOf(ctx.children[3]))
+        return nullptr;
+      auto value = intValue(index);
+      if (!value)
+        return nullptr;
+      auto dim = std::make_unique<DimExpr>();
+      dim->kind = DimExpr::Kind::Element;
+      dim->name = text(name).str();
+      dim->value = *value;
+      dim->range = range(&ctx);
+      return dim;
     }
     antlr4::Token *token = ctx.children.size() == 1 ? tokenOf(ctx.children[0]) : nullptr;
     if (!token)

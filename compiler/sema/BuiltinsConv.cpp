@@ -123,9 +123,9 @@ Value BuiltinCall::pool(bool adaptive) {
     const Value &out = val(1);
     if (out.type.kind() == Type::Kind::Int && out.type.intValue) {
       shape.dims[h] = shape.dims[h + 1] = *out.type.intValue;
-    } else if (out.type.kind() == Type::Kind::List && out.type.elements &&
-               out.type.elements->size() == 2 && (*out.type.elements)[0].intValue &&
-               (*out.type.elements)[1].intValue) {
+    } else if ((out.type.kind() == Type::Kind::List || out.type.kind() == Type::Kind::Tuple) &&
+               out.type.elements && out.type.elements->size() == 2 &&
+               (*out.type.elements)[0].intValue && (*out.type.elements)[1].intValue) {
       shape.dims[h] = *(*out.type.elements)[0].intValue;
       shape.dims[h + 1] = *(*out.type.elements)[1].intValue;
     } else {
@@ -478,8 +478,9 @@ Value BuiltinCall::interpolate() {
   size_t spatial = rank - 2, slot = has(1) ? 1 : 2;
   const Value &arg = val(slot);
   std::vector<Type> items;
-  if (arg.type.kind() == Type::Kind::List && arg.type.elements)
-    items = *arg.type.elements;
+  if ((arg.type.kind() == Type::Kind::List || arg.type.kind() == Type::Kind::Tuple) &&
+      arg.type.elements)
+    items = *arg.type.elements; // `[2, 3]` or PyTorch's `(2, 3)`
   else
     items.assign(spatial, arg.type);
   if (items.size() != spatial) {

@@ -381,7 +381,7 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
   Substitution subst = substitutionFor(inst);
   auto isValueParam = [&](AtomId a) {
     return llvm::any_of(inst.model->valueParams,
-                        [&](const ValueParamInfo &p) { return p.atom == a; });
+                        [&](const ValueParamInfo &p) { return p.standsFor(a); });
   };
   llvm::SmallVector<std::pair<AtomId, Dim>, 8> locals;
   bool packBound = false;

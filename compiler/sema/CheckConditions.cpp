@@ -66,7 +66,7 @@ bool Checker::isBuildTime(Dim d) const {
   for (const Term &t : d.terms())
     for (AtomId a : t.atoms)
       if (!model || llvm::none_of(model->valueParams, [&](const ValueParamInfo &p) {
-            return p.atom == a && p.hasDimValue();
+            return p.standsFor(a) && p.hasDimValue();
           }))
         return false;
   return true;

@@ -108,6 +108,12 @@ Resolved detail::resolveName(Checker &c, llvm::StringRef name) {
     switch (p.kind) {
     case ast::ScalarKind::Int:
       r.value.type = Type::integer(Dim::atom(p.atom));
+      if (p.isTuple()) { // `kernel_size`: (int, int), its elements `kernel_size[0]`, ...
+        std::vector<Type> elements;
+        for (AtomId a : p.elementAtoms)
+          elements.push_back(Type::integer(Dim::atom(a)));
+        r.value.type = Type::tuple(std::move(elements));
+      }
       break;
     case ast::ScalarKind::Float:
       r.value.type = Type::floating();
@@ -207,7 +213,9 @@ std::shared_ptr<const ModelInstance> detail::selfInstance(const ModelInfo &model
   for (size_t i = 0; i < model.decl->deviceParams.size(); ++i)
     inst->devices.push_back(Device::param(model.decl, unsigned(i)));
   for (const ValueParamInfo &p : model.valueParams)
-    inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::atom(p.atom)) : std::nullopt);
+    for (unsigned k = 0; k < p.slotCount(); ++k)
+      inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::atom(p.slotAtom(k)))
+                                             : std::nullopt);
   return inst;
 }
 

@@ -108,12 +108,33 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
   if (!ok)
     return record(expr, fail(expr, {&base}));
 
+  // The one constant subscript of a tuple, a list or a list of submodels.
+  auto constantIndex = [&]() -> std::optional<int64_t> {
+    if (subs.size() != 1 || subs[0].slice->isSlice ||
+        subs[0].index.type.kind() != Type::Kind::Int || !subs[0].index.type.intValue)
+      return std::nullopt;
+    return subs[0].index.type.intValue->asConstant();
+  };
+  // `kernel_size[0]`: one element of a tuple (a tuple model argument, the
+  // results of a fn).
+  if (base.type.kind() == Type::Kind::Tuple && base.type.elements) {
+    std::optional<int64_t> i = constantIndex();
+    if (!i) {
+      diags_.report(DiagId::ExpectedConstant, expr.range, "tuple index", "a non-constant index")
+          .primary("a tuple is indexed by one constant int");
+      return record(expr, errorValue());
+    }
+    int64_t n = int64_t(base.type.arity());
+    if (*i < -n || *i >= n) {
+      reportTupleIndex(subs[0].slice->range, *i, shortText(expr.base->range), size_t(n),
+                       /*negativeToo=*/true);
+      return record(expr, errorValue());
+    }
+    return record(expr, tupleElement(base, size_t(*i < 0 ? *i + n : *i)));
+  }
   // `chunk(x, 3, dim: 1)[0]`: one tensor of a list.
   if (base.type.kind() == Type::Kind::List && base.type.elements) {
-    std::optional<int64_t> i;
-    if (subs.size() == 1 && !subs[0].slice->isSlice &&
-        subs[0].index.type.kind() == Type::Kind::Int && subs[0].index.type.intValue)
-      i = subs[0].index.type.intValue->asConstant();
+    std::optional<int64_t> i = constantIndex();
     if (!i) {
       diags_.report(DiagId::ExpectedConstant, expr.range, "list index", "a non-constant index")
           .primary("a list is indexed by one constant int");
@@ -131,10 +152,7 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
     return record(expr, v);
   }
   if (base.type.kind() == Type::Kind::ModelList && base.type.instances) {
-    std::optional<int64_t> i;
-    if (subs.size() == 1 && !subs[0].slice->isSlice &&
-        subs[0].index.type.kind() == Type::Kind::Int && subs[0].index.type.intValue)
-      i = subs[0].index.type.intValue->asConstant();
+    std::optional<int64_t> i = constantIndex();
     if (!i) {
       diags_.report(DiagId::ExpectedConstant, expr.range, "submodel index", "a non-constant index");
       return record(expr, errorValue());

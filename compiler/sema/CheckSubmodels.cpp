@@ -171,20 +171,21 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
   for (size_t i = 0; i < bound.size(); ++i) {
     const ValueParamInfo &p = callee->valueParams[i];
     if (!bound[i]) {
-      if (p.defaultInt)
-        inst->values.push_back(Dim::constant(*p.defaultInt));
-      else if (p.defaultParam && *p.defaultParam < inst->values.size())
-        inst->values.push_back(inst->values[*p.defaultParam]);
-      else if (p.hasDefault && p.kind != ast::ScalarKind::Int)
-        inst->values.push_back(std::nullopt);
-      else {
-        if (ok)
-          reportMissingArgument(
-              argsRange.isValid() ? argsRange : init.range, calleeName, p.name,
-              requiredValueParams(*callee), bound.size(), args->size(),
-              llvm::any_of(*args, [](const ast::Arg &a) { return a.name.has_value(); }),
-              modelSignature(calleeName, *callee));
-        ok = false;
+      for (unsigned k = 0; k < p.slotCount(); ++k) {
+        if (std::optional<Dim> d = defaultSlotValue(*callee, p, k, inst->values)) {
+          inst->values.push_back(d);
+          continue;
+        }
+        // A float's default is no dim; anything else left out is missing.
+        if (!p.hasDefault || p.kind == ast::ScalarKind::Int) {
+          if (ok)
+            reportMissingArgument(
+                argsRange.isValid() ? argsRange : init.range, calleeName, p.name,
+                requiredValueParams(*callee), bound.size(), args->size(),
+                llvm::any_of(*args, [](const ast::Arg &a) { return a.name.has_value(); }),
+                modelSignature(calleeName, *callee));
+          ok = false;
+        }
         inst->values.push_back(std::nullopt);
       }
       continue;
@@ -197,7 +198,11 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
     compileTimeNames = savedNames;
     if (v.type.isError()) {
       ok = false;
-      inst->values.push_back(std::nullopt);
+      inst->values.append(p.slotCount(), std::nullopt);
+      continue;
+    }
+    if (p.isTuple()) {
+      ok &= tupleArgument(p, calleeName, *bound[i], v, inst->values);
       continue;
     }
     bool matches = (p.kind == ast::ScalarKind::Int && v.type.kind() == Type::Kind::Int) ||
@@ -206,9 +211,12 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
                    (p.kind == ast::ScalarKind::Bool && v.type.kind() == Type::Kind::Bool) ||
                    (p.kind == ast::ScalarKind::Option && v.type.kind() == Type::Kind::String);
     if (!matches) {
-      diags_
-          .report(DiagId::TypeMismatch, bound[i]->range, ast::scalarKindName(p.kind), v.type.str())
-          .primary("argument `" + p.name + "` of `" + calleeName + "`");
+      auto diag = diags_.report(DiagId::TypeMismatch, bound[i]->range, ast::scalarKindName(p.kind),
+                                v.type.str());
+      diag.primary("argument `" + p.name + "` of `" + calleeName + "`");
+      if (p.kind == ast::ScalarKind::Int && v.type.kind() == Type::Kind::Tuple)
+        diag.note("`" + p.name + "` is one int; only a parameter declared as a tuple (`" + p.name +
+                  ": (int, int)`) takes one");
       ok = false;
       inst->values.push_back(std::nullopt);
       continue;

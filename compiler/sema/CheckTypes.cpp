@@ -69,7 +69,8 @@ Dim Checker::divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range rang
     for (const Term &t : d.terms())
       for (AtomId a : t.atoms)
         if (!exactQuotientParts(a) &&
-            llvm::none_of(model.valueParams, [&](const ValueParamInfo &p) { return p.atom == a; }))
+            llvm::none_of(model.valueParams,
+                          [&](const ValueParamInfo &p) { return p.standsFor(a); }))
           return false;
     return true;
   };
@@ -98,6 +99,13 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
         continue;
       // A bool counts as 0 or 1, as Python's int(True): PyTorch's
       // `2 if bidirectional else 1` directions is `1 + bidirectional`.
+      if (p.isTuple()) {
+        diags_.report(DiagId::TypeMismatch, dim.range, "int", p.typeName())
+            .primary("a dimension is one int")
+            .help("use one element of `" + p.name + "`", {{dim.range, p.name + "[0]"}},
+                  Applicability::MaybeIncorrect);
+        return std::nullopt;
+      }
       if (p.kind != ast::ScalarKind::Int && p.kind != ast::ScalarKind::Bool) {
         diags_.report(DiagId::TypeMismatch, dim.range, "int", ast::scalarKindName(p.kind))
             .primary("a dimension must be an `int` (or a `bool`, 0 or 1)");
@@ -117,6 +125,8 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
     }
     return Dim::symbol(dim.name);
   }
+  case ast::DimExpr::Kind::Element:
+    return tupleElementDim(model, dim);
   case ast::DimExpr::Kind::Binary: {
     bool lhsPack = false, rhsPack = false;
     std::optional<Dim> l = dimFromExpr(model, *dim.lhs, allowLocal, lhsPack);

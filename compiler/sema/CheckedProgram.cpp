@@ -12,6 +12,33 @@ std::optional<int64_t> ValueParamInfo::optionIndex(llvm::StringRef option) const
   return std::nullopt;
 }
 
+std::string ValueParamInfo::typeName() const {
+  if (!isTuple())
+    return ast::scalarKindName(kind).str();
+  std::string text;
+  for (size_t k = 0; k < elementAtoms.size(); ++k)
+    text += (k ? ", " : "(") + ast::scalarKindName(kind).str();
+  return text + ")";
+}
+
+std::optional<Dim> modelc::sema::defaultSlotValue(const ModelInfo &model,
+                                                  const ValueParamInfo &param, unsigned k,
+                                                  llvm::ArrayRef<std::optional<Dim>> earlier) {
+  if (k < param.defaultTuple.size())
+    return Dim::constant(param.defaultTuple[k]);
+  if (param.defaultInt)
+    return Dim::constant(*param.defaultInt);
+  if (param.defaultParam && *param.defaultParam < model.valueParams.size()) {
+    // `stride: int = kernel`; `stride: (int, int) = kernel_size` element by
+    // element; an int default of a tuple stands for every element.
+    const ValueParamInfo &from = model.valueParams[*param.defaultParam];
+    unsigned slot = from.firstSlot + (from.isTuple() ? k : 0);
+    if (slot < earlier.size())
+      return earlier[slot];
+  }
+  return std::nullopt;
+}
+
 const StateInfo *ModelInfo::findState(llvm::StringRef n) const {
   for (const StateInfo &s : state)
     if (s.name == n)
@@ -122,9 +149,10 @@ Substitution modelc::sema::substitutionFor(const ModelInstance &inst) {
     return s;
   s.model = inst.model->decl;
   s.devices = inst.devices;
-  for (size_t i = 0; i < inst.values.size() && i < inst.model->valueParams.size(); ++i)
-    if (inst.values[i])
-      s.dims.push_back({inst.model->valueParams[i].atom, *inst.values[i]});
+  for (const ValueParamInfo &p : inst.model->valueParams)
+    for (unsigned k = 0; k < p.slotCount(); ++k)
+      if (p.firstSlot + k < inst.values.size() && inst.values[p.firstSlot + k])
+        s.dims.push_back({p.slotAtom(k), *inst.values[p.firstSlot + k]});
   return s;
 }
 
@@ -271,34 +299,35 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
       return std::nullopt;
     }
   }
-  if (values.size() > model.valueParams.size()) {
-    error = "model `" + model.name + "` takes " + std::to_string(model.valueParams.size()) +
-            " argument(s) but " + std::to_string(values.size()) + " were given";
+  size_t slots = model.valueSlotCount();
+  if (values.size() > slots) {
+    error = "model `" + model.name + "` takes " + std::to_string(slots) +
+            " argument value(s) but " + std::to_string(values.size()) + " were given";
     return std::nullopt;
   }
   auto inst = std::make_shared<ModelInstance>();
   inst->model = &model;
   inst->devices.append(devices.begin(), devices.end());
-  for (size_t i = 0; i < model.valueParams.size(); ++i) {
-    const ValueParamInfo &p = model.valueParams[i];
-    if (i < values.size()) {
-      if (p.kind == ast::ScalarKind::Option &&
-          (values[i] < 0 || values[i] >= int64_t(p.options.size()))) {
-        error = "argument `" + p.name + "` of model `" + model.name + "` has no option " +
-                std::to_string(values[i]);
+  for (const ValueParamInfo &p : model.valueParams) {
+    for (unsigned k = 0; k < p.slotCount(); ++k) {
+      size_t i = p.firstSlot + k;
+      if (i < values.size()) {
+        if (p.kind == ast::ScalarKind::Option &&
+            (values[i] < 0 || values[i] >= int64_t(p.options.size()))) {
+          error = "argument `" + p.name + "` of model `" + model.name + "` has no option " +
+                  std::to_string(values[i]);
+          return std::nullopt;
+        }
+        inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::constant(values[i]))
+                                               : std::nullopt);
+      } else if (std::optional<Dim> d = defaultSlotValue(model, p, k, inst->values)) {
+        inst->values.push_back(d);
+      } else if (!p.hasDimValue() && p.hasDefault) {
+        inst->values.push_back(std::nullopt);
+      } else {
+        error = "missing argument `" + p.name + "` of model `" + model.name + "`";
         return std::nullopt;
       }
-      inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::constant(values[i]))
-                                             : std::nullopt);
-    } else if (p.defaultInt) {
-      inst->values.push_back(Dim::constant(*p.defaultInt));
-    } else if (p.defaultParam && *p.defaultParam < inst->values.size()) {
-      inst->values.push_back(inst->values[*p.defaultParam]);
-    } else if (!p.hasDimValue() && p.hasDefault) {
-      inst->values.push_back(std::nullopt);
-    } else {
-      error = "missing argument `" + p.name + "` of model `" + model.name + "`";
-      return std::nullopt;
     }
   }
   {

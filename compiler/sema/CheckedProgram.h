@@ -17,6 +17,8 @@
 #include "sema/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
@@ -54,20 +56,42 @@ struct DeviceOrigin {
   bool isKnown() const { return kind != Kind::None; }
 };
 
+/// A model's value parameter. Its value fills one slot of an instance's
+/// values (ModelInstance::values), or, for a tuple of ints
+/// (`kernel_size: (int, int)`, PyTorch's `_pair`), one slot per element.
 struct ValueParamInfo {
   std::string name;
   ast::ScalarKind kind = ast::ScalarKind::Int;
   /// The symbol the param stands for. Int, bool and option params have
   /// dim values: a bool is 0 or 1, an option the index of its option.
   AtomId atom = 0;
+  /// A tuple of ints: the symbol of each element (`kernel_size[0]`, ...);
+  /// empty for a single value. `atom` is then the first element's.
+  llvm::SmallVector<AtomId, 2> elementAtoms;
+  /// Where the param's values start in ModelInstance::values.
+  unsigned firstSlot = 0;
   std::vector<std::string> options;  // ScalarKind::Option: the valid strings
-  std::optional<int64_t> defaultInt; // a constant default (int, bool, option)
+  /// A constant default (int, bool, option); for a tuple, of every element
+  /// (`stride: (int, int) = 1`).
+  std::optional<int64_t> defaultInt;
+  /// A tuple's constant default written as a tuple (`= (1, 1)`).
+  std::vector<int64_t> defaultTuple;
   /// A default that names an earlier param (`stride: int = kernel`): its
-  /// index; takes that param's value.
+  /// index; takes that param's value (an int one for every element of a
+  /// tuple).
   std::optional<unsigned> defaultParam;
   bool hasDefault = false;
   /// Whether the param's value is a dim of its instances (int, bool, option).
   bool hasDimValue() const { return kind != ast::ScalarKind::Float; }
+  bool isTuple() const { return !elementAtoms.empty(); }
+  /// The number of slots: a tuple's arity, else 1.
+  unsigned slotCount() const { return isTuple() ? unsigned(elementAtoms.size()) : 1; }
+  /// The symbol of slot `k`.
+  AtomId slotAtom(unsigned k) const { return isTuple() ? elementAtoms[k] : atom; }
+  /// Whether `a` is the symbol of one of its slots.
+  bool standsFor(AtomId a) const { return atom == a || llvm::is_contained(elementAtoms, a); }
+  /// `int`, `(int, int)`, `str` (the type in messages).
+  std::string typeName() const;
   /// The index of `option` among `options`, or nullopt.
   std::optional<int64_t> optionIndex(llvm::StringRef option) const;
 };
@@ -161,6 +185,11 @@ struct ModelInfo {
   const StateInfo *findState(llvm::StringRef name, const Substitution &instance) const;
   const SubmodelInfo *findSubmodel(llvm::StringRef name, const Substitution &instance) const;
   const FnInfo *findFn(llvm::StringRef name) const;
+  /// The number of ModelInstance::values of its instances (a tuple param
+  /// fills one per element).
+  size_t valueSlotCount() const {
+    return valueParams.empty() ? 0 : valueParams.back().firstSlot + valueParams.back().slotCount();
+  }
   /// The device that state and un-annotated types default to.
   std::optional<Device> homeDevice() const;
 };
@@ -257,6 +286,13 @@ private:
   llvm::BumpPtrAllocator allocator_;
   llvm::StringSaver saver_;
 };
+
+/// The value of slot `k` of `param` (of `model`) when its argument is left
+/// out: its constant default, or the value of the earlier param it names,
+/// read from `earlier` (the instance's values so far). nullopt when it has
+/// no default with a dim value.
+std::optional<Dim> defaultSlotValue(const ModelInfo &model, const ValueParamInfo &param, unsigned k,
+                                    llvm::ArrayRef<std::optional<Dim>> earlier);
 
 /// Builds the substitution that instantiates `inst.model`'s generic types.
 Substitution substitutionFor(const ModelInstance &inst);

@@ -102,6 +102,7 @@ void Checker::declareModels(ModuleScope &scope) {
     info->decl = &decl;
     info->module = scope.module;
     llvm::StringSet<> seen;
+    unsigned slots = 0;
     for (const ast::DeviceParam &d : decl.deviceParams)
       if (!seen.insert(d.name.name).second)
         diags_.report(DiagId::DuplicateDefinition, d.name.range, d.name.name);
@@ -112,12 +113,23 @@ void Checker::declareModels(ModuleScope &scope) {
       vp.name = p.name.name;
       vp.kind = p.type;
       vp.atom = internSymbol(p.name.name);
+      for (unsigned k = 0; k < p.arity; ++k)
+        vp.elementAtoms.push_back(internSymbol(p.name.name + "[" + std::to_string(k) + "]"));
+      vp.firstSlot = slots;
+      slots += vp.slotCount();
       vp.hasDefault = p.defaultValue != nullptr;
       llvm::StringSet<> optionNames;
       for (const ast::Ident &option : p.options) {
         if (!optionNames.insert(option.name).second)
           diags_.report(DiagId::DuplicateDefinition, option.range, "\"" + option.name + "\"");
         vp.options.push_back(option.name);
+      }
+      if (vp.isTuple()) {
+        declareTupleDefault(*info, p, vp);
+        info->valueParams.push_back(std::move(vp));
+        program_.decls.push_back(
+            {p.name.range, p.name.name, ast::valueParamTypeText(p), {}, {}, {}});
+        continue;
       }
       if (auto *lit = llvm::dyn_cast_if_present<ast::IntLitExpr>(p.defaultValue.get()))
         vp.defaultInt = lit->value;
@@ -147,19 +159,17 @@ void Checker::declareModels(ModuleScope &scope) {
               .primary("a default can name only an earlier parameter of `" + decl.name.name + "`");
         } else if ((earlier->kind != p.type &&
                     !(p.type == ast::ScalarKind::Float && earlier->kind == ast::ScalarKind::Int)) ||
-                   earlier->options != vp.options) {
+                   earlier->options != vp.options || earlier->isTuple()) {
           diags_
               .report(DiagId::TypeMismatch, ref->range, ast::scalarKindName(p.type),
-                      ast::scalarKindName(earlier->kind))
+                      earlier->typeName())
               .primary("the default of `" + p.name.name + "`");
         } else {
           vp.defaultParam = unsigned(earlier - info->valueParams.begin());
         }
       }
       info->valueParams.push_back(std::move(vp));
-      std::string typeText = p.type == ast::ScalarKind::Option ? p.typeRange.text().str()
-                                                               : ast::scalarKindName(p.type).str();
-      program_.decls.push_back({p.name.range, p.name.name, typeText, {}, {}, {}});
+      program_.decls.push_back({p.name.range, p.name.name, ast::valueParamTypeText(p), {}, {}, {}});
     }
     it->second = &program_.addModel(std::move(info));
     program_.decls.push_back(
@@ -314,8 +324,8 @@ static void collectLocalSymbols(const Type &t, const ModelInfo &model, llvm::Str
   for (Dim d : t.shape.dims)
     for (const Term &term : d.terms())
       for (AtomId a : term.atoms) {
-        bool isParam =
-            llvm::any_of(model.valueParams, [&](const ValueParamInfo &p) { return p.atom == a; });
+        bool isParam = llvm::any_of(model.valueParams,
+                                    [&](const ValueParamInfo &p) { return p.standsFor(a); });
         if (!isParam)
           out.try_emplace(atomName(a), Dim::atom(a));
       }

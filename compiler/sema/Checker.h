@@ -16,6 +16,7 @@
 //   CheckConditions.cpp  `if` and `assert` on compile-time conditions
 //   CheckLoops.cpp       `for` loops and assignments
 //   CheckTuples.cpp      tuples and their destructuring
+//   CheckTupleParams.cpp tuple model parameters: `kernel_size: (int, int)`
 //   CheckExpr.cpp        the expression dispatch, names (ResolveName.h)
 //   CheckOperators.cpp   arithmetic, comparisons, matmul, `created @ device`
 //   CheckCalls.cpp       calls of models and their fns; which callee a call reaches
@@ -246,7 +247,7 @@ public:
   static std::string argumentCount(size_t required, size_t total);
   /// `forward(x: f32[B, n] @ D) -> f32[B, n] @ D`, as the fn is written.
   static std::string fnSignature(const FnInfo &fn);
-  /// `nn.Linear(in: int, out: int)`, as the model is written.
+  /// `nn.Linear(in_features: int, out_features: int)`, as the model is written.
   static std::string modelSignature(llvm::StringRef calleeName, const ModelInfo &model);
   Value checkPlacement(const ast::BinaryExpr &expr);
 
@@ -258,6 +259,23 @@ public:
   void checkLetTuple(const ast::LetTupleStmt &let);
   /// A `return` in a fn declaring several results, or returning several.
   void checkReturnedTuple(const FnInfo &fn, const Value &value);
+
+  // Tuple value parameters (CheckTupleParams.cpp): `kernel_size: (int, int)`
+  /// The default of tuple param `param` (of `model`, declared as `vp`): an
+  /// int for every element, a tuple of int literals, or an earlier int or
+  /// tuple param.
+  void declareTupleDefault(const ModelInfo &model, const ast::ValueParam &param,
+                           ValueParamInfo &vp);
+  /// Binds `value`, the argument `arg` given for tuple param `param` of
+  /// `callee`: an int stands for every element, a tuple of its arity gives
+  /// each. Appends one value per element to `values`; false after an error.
+  bool tupleArgument(const ValueParamInfo &param, llvm::StringRef callee, const ast::Expr &arg,
+                     const Value &value, llvm::SmallVectorImpl<std::optional<Dim>> &values);
+  /// `kernel_size[0]` in a dim of `model`.
+  std::optional<Dim> tupleElementDim(const ModelInfo &model, const ast::DimExpr &dim);
+  /// E0412 for index `index` into the tuple `what` of `arity` elements.
+  void reportTupleIndex(Range at, int64_t index, llvm::StringRef what, size_t arity,
+                        bool negativeToo);
 
   std::string text(Range r) const { return r.text().str(); }
   std::string shortText(Range r) const;

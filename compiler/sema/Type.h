@@ -73,7 +73,8 @@ struct Shape {
 struct ModelInstance {
   const ModelInfo *model = nullptr;
   llvm::SmallVector<Device, 1> devices;
-  /// One per value param of the model: int, bool (0 or 1) and option (its
+  /// One per value param of the model (one per element of a tuple param,
+  /// see ValueParamInfo::firstSlot): int, bool (0 or 1) and option (its
   /// index) arguments as dims; nullopt for float arguments.
   llvm::SmallVector<std::optional<Dim>, 4> values;
   std::string str() const; // "model Linear<cuda:0>"

@@ -52,11 +52,13 @@ struct CompileOptions {
 /// empty: $MODELC_STDLIB, else the installed stdlib, else the source tree's.
 MODELC_API std::string defaultStdlibDir();
 
-/// A value argument of a model: an int, a float, a bool or an option string
-/// (`{"activation", "gelu"}` for `activation: "relu" | "gelu"`).
+/// A value argument of a model: an int, a float, a bool, an option string
+/// (`{"activation", "gelu"}` for `activation: "relu" | "gelu"`) or a tuple
+/// of ints (`{"kernel_size", ArgValue::ints({1, 7})}` for
+/// `kernel_size: (int, int)`; an int gives every element).
 class ArgValue {
 public:
-  enum class Kind { Int, Float, Bool, String };
+  enum class Kind { Int, Float, Bool, String, Ints };
   ArgValue(int v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long long v) : kind_(Kind::Int), int_(v) {}
@@ -64,8 +66,15 @@ public:
   ArgValue(bool v) : kind_(Kind::Bool), bool_(v) {}
   ArgValue(const char *v) : kind_(Kind::String), string_(v) {}
   ArgValue(std::string v) : kind_(Kind::String), string_(std::move(v)) {}
+  static ArgValue ints(std::vector<int64_t> values) {
+    ArgValue v(0);
+    v.kind_ = Kind::Ints;
+    v.ints_ = std::move(values);
+    return v;
+  }
   Kind kind() const { return kind_; }
   int64_t intValue() const { return int_; }
+  const std::vector<int64_t> &intsValue() const { return ints_; }
   double floatValue() const { return float_; }
   bool boolValue() const { return bool_; }
   const std::string &stringValue() const { return string_; }
@@ -76,6 +85,7 @@ private:
   double float_ = 0;
   bool bool_ = false;
   std::string string_;
+  std::vector<int64_t> ints_;
 };
 
 /// Value arguments by name, e.g. {{"in", 784}, {"eps", 1e-5}}; left-out

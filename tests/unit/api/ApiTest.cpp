@@ -237,6 +237,53 @@ model Head<D: device>(in: int, out: int, bias: bool = true, activation: "relu" |
       << unknown.errorText();
 }
 
+TEST(ApiRun, TupleArgumentsTakeIntsOrPairs) {
+  // `kernel_size: (int, int)`: ArgValue::ints gives each element, an int
+  // gives both.
+  constexpr const char *kPool =
+      R"mdl(model Pool<D: device>(kernel_size: (int, int), stride: (int, int) = kernel_size) {
+  fn forward(x: f32[N, C, H, W] @ D) -> f32[N, C, (H - kernel_size[0]) / stride[0] + 1, (W - kernel_size[1]) / stride[1] + 1] @ D {
+    return max_pool2d(x, kernel_size, stride: stride)
+  }
+}
+)mdl";
+  Result<Program> program = Program::compileString(kPool, "pool.mdl");
+  ASSERT_TRUE(program) << program.errorText();
+  ASSERT_EQ(program->models().size(), 1u);
+  EXPECT_EQ(
+      program->models()[0].valueParams,
+      (std::vector<std::string>{"kernel_size: (int, int)", "stride: (int, int) = kernel_size"}));
+  std::vector<float> values(2 * 4);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = float(i);
+  Result<Tensor> x = Tensor::fromValues<float>({1, 1, 2, 4}, values);
+  ASSERT_TRUE(x);
+
+  Result<Model> rect =
+      program->instantiate("Pool", Device::cpu(), {{"kernel_size", ArgValue::ints({2, 1})}});
+  ASSERT_TRUE(rect) << rect.errorText();
+  Result<Function> forward = rect->compile();
+  ASSERT_TRUE(forward) << forward.errorText();
+  Result<Tensor> y = forward->call({*x});
+  ASSERT_TRUE(y) << y.errorText();
+  EXPECT_EQ(y->str(), "f32[1, 1, 1, 4] @ cpu");
+  EXPECT_EQ(*y->toVector<float>(), (std::vector<float>{4, 5, 6, 7}));
+
+  Result<Model> square = program->instantiate("Pool", Device::cpu(), {{"kernel_size", 2}});
+  ASSERT_TRUE(square) << square.errorText();
+  Result<Function> squareForward = square->compile();
+  ASSERT_TRUE(squareForward) << squareForward.errorText();
+  Result<Tensor> z = squareForward->call({*x});
+  ASSERT_TRUE(z) << z.errorText();
+  EXPECT_EQ(*z->toVector<float>(), (std::vector<float>{5, 7}));
+
+  Result<Model> wrong =
+      program->instantiate("Pool", Device::cpu(), {{"kernel_size", ArgValue::ints({2, 1, 1})}});
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.errorText().find("must be an int or 2 ints"), std::string::npos)
+      << wrong.errorText();
+}
+
 TEST(ApiRun, OneCompilationServesEveryBatchSize) {
   Model model = tinyModel();
   Result<Function> forward = model.compile();
