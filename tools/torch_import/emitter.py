@@ -149,6 +149,16 @@ def single(value, what):
     return value
 
 
+def pair_text(value):
+    """An int, or PyTorch's pair as .mdl writes it: `3` for 3 or (3, 3),
+    `(1, 7)` for (1, 7)."""
+    if isinstance(value, (tuple, list)):
+        if len(set(value)) == 1:
+            return str(value[0])
+        return "(%s)" % ", ".join(str(v) for v in value)
+    return str(value)
+
+
 RECURRENT_LAYERS = {"LSTM", "GRU"}
 
 
@@ -458,9 +468,7 @@ class ModelEmitter:
             return "nn.Upsample", "scale_factor: %d" % single(m.scale_factor, "scale_factor")
         if kind == "AdaptiveAvgPool2d" and None not in (
                 (m.output_size,) if isinstance(m.output_size, int) else m.output_size):
-            size = m.output_size
-            h, w = (size, size) if isinstance(size, int) else size
-            return "nn.AdaptiveAvgPool2d", "%d, %d" % (h, w)
+            return "nn.AdaptiveAvgPool2d", pair_text(m.output_size)
         return "nn.Dropout", "p: 0.0"
 
     def layer_expr(self, m, loc):

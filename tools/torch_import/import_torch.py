@@ -81,9 +81,10 @@ def forward_location(module):
 
 
 def read_std_nn(folder):
-    """{layer: [argument names]} of the models std.nn declares, read from
-    FOLDER/nn.mdl; None when there is no such file (then every layer the
-    importer knows is taken to exist)."""
+    """{layer: {argument name: its type as written}} of the models std.nn
+    declares, read from FOLDER/nn.mdl (`kernel_size: (int, int)` gives
+    "(int, int)"); None when there is no such file (then every layer the
+    importer knows is taken to exist, with every argument)."""
     import re
 
     if not folder:
@@ -94,9 +95,32 @@ def read_std_nn(folder):
     except OSError:
         return None
     layers = {}
-    for match in re.finditer(r"^model\s+(\w+)\s*(?:<[^>]*>)?\s*(?:\(([^)]*)\))?", text, re.M):
-        layers[match.group(1)] = re.findall(r"(?:^|,)\s*(\w+)\s*:", match.group(2) or "")
+    for match in re.finditer(r"^model\s+(\w+)\s*(?:<[^>]*>)?\s*(\()?", text, re.M):
+        params, depth, at = {}, 1, match.end()
+        if match.group(2):
+            # The parameter list, up to its closing parenthesis: a tuple type
+            # `(int, int)` nests.
+            while at < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[at], 0)
+                at += 1
+            for param in split_top_level(text[match.end():at - 1]):
+                name, _, rest = param.partition(":")
+                if name.strip().isidentifier() and rest:
+                    params[name.strip()] = rest.split("=")[0].strip()
+        layers[match.group(1)] = params
     return layers
+
+
+def split_top_level(text):
+    """`text` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 class Session:
@@ -124,6 +148,13 @@ class Session:
         if layer not in self.std_nn:
             return False
         return option is None or option in self.std_nn[layer]
+
+    def std_nn_is_tuple(self, layer, option):
+        """Whether std.nn's `layer` takes PyTorch's per-axis tuple for
+        `option` (`kernel_size: (int, int)`); true without a std.nn file."""
+        if self.std_nn is None:
+            return True
+        return self.std_nn.get(layer, {}).get(option, "").startswith("(")
 
     def where(self, loc):
         if not loc:

@@ -108,8 +108,9 @@ TEST(InstantiateTest, GenericSignaturesAreRecorded) {
   const ModelInfo *conv = c.program().findModel("Conv2d");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->fns[0].result.str(),
-            "f32[N, out_ch, (-dilation*kernel + H + dilation + 2*padding - 1)/stride + 1, "
-            "(-dilation*kernel + W + dilation + 2*padding - 1)/stride + 1] @ D");
+            "f32[N, out_channels, (-dilation[0]*kernel_size[0] + H + dilation[0] + 2*padding[0] - "
+            "1)/stride[0] + 1, (-dilation[1]*kernel_size[1] + W + dilation[1] + 2*padding[1] - "
+            "1)/stride[1] + 1] @ D");
 }
 
 } // namespace

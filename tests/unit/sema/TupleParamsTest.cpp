@@ -210,3 +210,32 @@ model M<D: device>(kernel_size: (int, int) = (1, 2, 3), stride: (int, int) = 1.5
 }
 
 } // namespace
+
+namespace {
+
+TEST(TupleParamsTest, StdNnLayersTakeInceptionsPairs) {
+  // torchvision's Inception: nn.Conv2d(c, 64, kernel_size=(1, 7), stride=(1, 2),
+  // padding=(0, 3)), a (3, 2) max pool, a (3, 1) transposed conv.
+  Checked c = checkSource(R"(import std.nn
+model Stem<D: device>(c: int) {
+  conv = nn.Conv2d(in_channels: c, out_channels: 64, kernel_size: (1, 7), stride: (1, 2), padding: (0, 3), bias: false)
+  square = nn.Conv2d(64, 64, 3, padding: 1, groups: 64)
+  pool = nn.MaxPool2d((3, 2))
+  up = nn.ConvTranspose2d(64, 8, (3, 1), stride: (2, 1), output_padding: (1, 0))
+  gap = nn.AdaptiveAvgPool2d((2, 1))
+  fn forward(x: f32[N, c, 9, 16] @ D) -> f32[N, 8, 2, 1] @ D {
+    return gap(up(pool(square(conv(x)))))
+  }
+}
+)");
+  ASSERT_TRUE(c.ok) << c.dump();
+  std::string error;
+  auto m = c.program().instantiate(*c.program().findModel("Stem"), {Device::cpu()}, {3}, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(stateType(*m, "conv.weight"), "f32[64, 3, 1, 7] @ cpu");
+  EXPECT_EQ(stateType(*m, "conv.bias"), "(none)");
+  EXPECT_EQ(stateType(*m, "square.weight"), "f32[64, 1, 3, 3] @ cpu");
+  EXPECT_EQ(stateType(*m, "up.weight"), "f32[64, 8, 3, 1] @ cpu");
+}
+
+} // namespace
