@@ -97,6 +97,13 @@ def keyword_args(*options):
     return text
 
 
+def text_keyword_args(*options):
+    """`, name: text` for each (name, text, default text) whose text is not
+    the default's."""
+    return "".join(", %s: %s" % (name, text) for name, text, default in options
+                   if text != default)
+
+
 def python_text(mdl_value):
     """A .mdl literal as PyTorch code writes it (`false` -> `False`)."""
     return {"true": "True", "false": "False"}.get(mdl_value, mdl_value)
@@ -457,12 +464,8 @@ class ModelEmitter:
         if kind == "Flatten" and (m.start_dim, m.end_dim) == (1, -1):
             return "nn.Flatten", ""
         if kind in ("MaxPool2d", "AvgPool2d"):
-            try:
-                return "nn." + kind, "%d, stride: %d, padding: %d" % (
-                    single(m.kernel_size, "kernel"), single(m.stride, "stride"),
-                    single(m.padding, "padding"))
-            except ValueError:
-                pass
+            return "nn." + kind, "%s, stride: %s, padding: %s" % (
+                pair_text(m.kernel_size), pair_text(m.stride), pair_text(m.padding))
         if kind == "Upsample" and m.size is None and m.mode == "nearest" and \
                 float(single(m.scale_factor, "scale_factor")).is_integer():
             return "nn.Upsample", "scale_factor: %d" % single(m.scale_factor, "scale_factor")
@@ -515,47 +518,68 @@ class ModelEmitter:
             return None, None
         raise unsupported("`nn.%s`" % kind, loc)
 
-    def conv_sizes(self, m, loc):
-        """(kernel, stride, padding, dilation) of a conv layer as single ints."""
+    def conv_sizes(self, m, loc, names=("kernel_size", "stride", "padding", "dilation")):
+        """{name: its .mdl text} of a conv layer's per-axis sizes: one int when
+        the axes agree, else PyTorch's pair `(1, 7)` where std.nn's layer
+        declares that argument a tuple (`kernel_size: (int, int)`)."""
         kind = type(m).__name__
-        try:
-            sizes = [single(value, what) for value, what in (
-                (m.kernel_size, "kernel_size"), (m.stride, "stride"), (m.padding, "padding"),
-                (m.dilation, "dilation"))]
-        except ValueError as error:
-            raise unsupported("nn.%s with a %s" % (kind, error), loc)
-        if isinstance(sizes[2], str) or m.padding_mode != "zeros":
+        if isinstance(m.padding, str) or m.padding_mode not in self.padding_modes(kind):
             raise unsupported("nn.%s(padding=%r, padding_mode=%r)" % (kind, m.padding,
                                                                      m.padding_mode), loc)
-        return sizes
+        return {name: self.size_text(kind, name, getattr(m, name), loc) for name in names}
+
+    def size_text(self, layer, name, value, loc):
+        """`value`, an int or PyTorch's per-axis tuple, as std.nn `layer`'s
+        argument `name` takes it."""
+        if not isinstance(value, (tuple, list)) or len(set(value)) == 1 or \
+                self.session.std_nn_is_tuple(layer, name):
+            return pair_text(value)
+        raise unsupported("nn.%s with a %s %s is not square" % (layer, name, tuple(value)), loc,
+                          help_text="this std.nn's %s takes one int for `%s`" % (layer, name))
+
+    def padding_modes(self, kind):
+        """The padding modes std.nn's layer `kind` has."""
+        if kind == "Conv2d" and self.session.std_nn_has(kind, "padding_mode"):
+            return ("zeros", "reflect", "replicate", "circular")
+        return ("zeros",)
 
     def conv2d_layer(self, m, loc):
-        k, s, p, d = self.conv_sizes(m, loc)
+        sizes = self.conv_sizes(m, loc)
         if m.groups == 1 or self.session.std_nn_has("Conv2d", "groups"):
-            return "nn.Conv2d", "%d, %d, %d%s" % (m.in_channels, m.out_channels, k, keyword_args(
-                ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1), ("groups", m.groups, 1),
-                ("bias", m.bias is not None, True)))
-        # A std.nn whose Conv2d has no groups: a helper model in the same file.
+            return "nn.Conv2d", "%d, %d, %s%s" % (
+                m.in_channels, m.out_channels, sizes["kernel_size"], text_keyword_args(
+                    ("stride", sizes["stride"], "1"), ("padding", sizes["padding"], "0"),
+                    ("dilation", sizes["dilation"], "1"), ("groups", str(m.groups), "1"),
+                    ("bias", scalar_text(m.bias is not None), "true"),
+                    ("padding_mode", '"%s"' % m.padding_mode, '"zeros"')))
+        # A std.nn whose Conv2d has no groups: a helper model in the same file
+        # (square sizes only, as such a std.nn's Conv2d).
+        try:
+            k, s, p, d = (single(getattr(m, name), name)
+                          for name in ("kernel_size", "stride", "padding", "dilation"))
+        except ValueError as error:
+            raise unsupported("nn.Conv2d with a %s" % error, loc)
         helper, text = conv_helper(m.bias is not None, d, m.groups, m.in_channels)
         self.session.helpers[helper] = text
         return helper, "%d, %d, %d, %d" % (m.out_channels, k, s, p)
 
     def conv_transpose2d_layer(self, m, loc):
-        k, s, p, d = self.conv_sizes(m, loc)
-        try:
-            out_pad = single(m.output_padding, "output_padding")
-        except ValueError as error:
-            raise unsupported("nn.ConvTranspose2d with a %s" % error, loc)
-        return "nn.ConvTranspose2d", "%d, %d, %d%s" % (
-            m.in_channels, m.out_channels, k, keyword_args(
-                ("stride", s, 1), ("padding", p, 0), ("output_padding", out_pad, 0),
-                ("groups", m.groups, 1), ("dilation", d, 1), ("bias", m.bias is not None, True)))
+        sizes = self.conv_sizes(m, loc, ("kernel_size", "stride", "padding", "output_padding",
+                                         "dilation"))
+        return "nn.ConvTranspose2d", "%d, %d, %s%s" % (
+            m.in_channels, m.out_channels, sizes["kernel_size"], text_keyword_args(
+                ("stride", sizes["stride"], "1"), ("padding", sizes["padding"], "0"),
+                ("output_padding", sizes["output_padding"], "0"), ("groups", str(m.groups), "1"),
+                ("dilation", sizes["dilation"], "1"),
+                ("bias", scalar_text(m.bias is not None), "true")))
 
     def conv1d_layer(self, m, loc):
-        k, s, p, d = self.conv_sizes(m, loc)
-        return "nn.Conv1d", "%d, %d, %d%s" % (m.in_channels, m.out_channels, k, keyword_args(
-            ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1), ("groups", m.groups, 1),
-            ("bias", m.bias is not None, True)))
+        sizes = self.conv_sizes(m, loc)
+        return "nn.Conv1d", "%d, %d, %s%s" % (
+            m.in_channels, m.out_channels, sizes["kernel_size"], text_keyword_args(
+                ("stride", sizes["stride"], "1"), ("padding", sizes["padding"], "0"),
+                ("dilation", sizes["dilation"], "1"), ("groups", str(m.groups), "1"),
+                ("bias", scalar_text(m.bias is not None), "true")))
 
     def recurrent_args(self, m, loc):
         """std.nn LSTM/GRU's arguments; the options it has not, by name."""
@@ -1055,17 +1079,14 @@ class ModelEmitter:
     def pool(self, is_max, x, kernel, stride, padding, dilation, ceil_mode, count_include_pad,
              divisor, loc):
         what = "max_pool2d" if is_max else "avg_pool2d"
-        try:
-            k = single(kernel, "kernel_size")
-            s = single(stride if stride is not None else kernel, "stride")
-            p = single(padding, "padding")
-            d = single(dilation, "dilation")
-        except ValueError as error:
-            raise unsupported("%s with a %s" % (what, error), loc)
-        if d != 1 or ceil_mode or not count_include_pad or divisor is not None:
+        if pair_text(dilation) != "1" or ceil_mode or not count_include_pad or \
+                divisor is not None:
             raise unsupported("%s with dilation, ceil_mode, count_include_pad=False or "
                               "divisor_override" % what, loc)
-        return "%s(%s, %d, stride: %d, padding: %d)" % (what, x, k, s, p)
+        # The built-in takes an int or an (h, w) pair for each, as PyTorch's.
+        return "%s(%s, %s, stride: %s, padding: %s)" % (
+            what, x, pair_text(kernel), pair_text(stride if stride is not None else kernel),
+            pair_text(padding))
 
     # ------------------------------------------------------------- methods
     def emit_call_method(self, node, loc):
@@ -1340,22 +1361,16 @@ class ModelEmitter:
         names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
         v = dict(zip(names, args))
         v.update(kw)
-        try:
-            s = single(v.get("stride", 1), "stride")
-            p = single(v.get("padding", 0), "padding")
-            d = single(v.get("dilation", 1), "dilation")
-        except ValueError as error:
-            raise unsupported("conv2d with a %s" % error, loc)
-        if isinstance(p, str):
-            raise unsupported("conv2d(padding=%r)" % p, loc)
+        s, p, d = (pair_text(v.get(name, default))
+                   for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)))
+        if isinstance(v.get("padding", 0), str):
+            raise unsupported("conv2d(padding=%r)" % v["padding"], loc)
         text = "conv2d(%s, %s" % (self.arg(v["input"], loc), self.arg(v["weight"], loc))
         if v.get("bias") is not None:
             text += ", %s" % self.arg(v["bias"], loc)
-        for name, value, default in (("stride", s, 1), ("padding", p, 0), ("dilation", d, 1),
-                                     ("groups", v.get("groups", 1), 1)):
-            if value != default:
-                text += ", %s: %d" % (name, value)
-        return text + ")"
+        return text + text_keyword_args(("stride", s, "1"), ("padding", p, "0"),
+                                        ("dilation", d, "1"),
+                                        ("groups", str(v.get("groups", 1)), "1")) + ")"
 
     def emit_getitem(self, node, args, loc, dev):
         source, index = args
