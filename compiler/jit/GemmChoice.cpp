@@ -3,6 +3,7 @@
 #include "jit/GemmChoice.h"
 #include "jit/GemmKernels.h"
 #include "jit/OpenBlasLibrary.h"
+#include "runtime/MachineLoad.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -22,7 +23,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -399,28 +399,9 @@ std::string gemmChoiceFile() {
   return std::string(path);
 }
 
-/// The load average to assume (MODELC_ASSUMED_LOAD, assumeLoadAverage);
-/// negative: read the machine's.
-std::atomic<double> &assumedLoad() {
-  static std::atomic<double> load{[] {
-    double value = -1.0;
-    if (std::optional<std::string> text = llvm::sys::Process::GetEnv("MODELC_ASSUMED_LOAD"))
-      if (llvm::StringRef(*text).trim().getAsDouble(value) || value < 0)
-        value = -1.0;
-    return value;
-  }()};
-  return load;
-}
+bool machineBusyForMeasuring() { return runtime::machineBusyForMeasuring(); }
 
-void assumeLoadAverage(std::optional<double> load) { assumedLoad().store(load ? *load : -1.0); }
-
-bool machineBusyForMeasuring() {
-  double load = assumedLoad().load();
-  if (load < 0 && getloadavg(&load, 1) != 1)
-    return false;
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return load > double(cores) + 1.0;
-}
+void assumeLoadAverage(std::optional<double> load) { runtime::assumeLoadAverage(load); }
 
 void clearGemmChoices() {
   ChoiceTable &choices = table();

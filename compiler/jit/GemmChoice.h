@@ -59,14 +59,9 @@ std::string gemmChoiceFile();
 /// (which $MODELC_CACHE_DIR names then).
 void clearGemmChoices();
 
-/// Whether timings taken now are too noisy to keep: the 1-minute load
-/// average exceeds the hardware threads by more than one (other processes
-/// wait for a core). A choice measured then serves this process but is not
-/// saved, so a later process on a quieter machine measures again.
-/// MODELC_ASSUMED_LOAD (a number) stands in for the machine's load.
+/// Whether timings taken now are too noisy to keep, and the load to assume
+/// in tests: runtime/MachineLoad.h's, which the GPU's GEMM choice uses too.
 bool machineBusyForMeasuring();
-/// For tests: the load average to assume instead of the machine's
-/// (std::nullopt: the machine's again, even over MODELC_ASSUMED_LOAD).
 void assumeLoadAverage(std::optional<double> load);
 
 /// The kernel measured (or read from the file) for the shape class of an m x n x k
