@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
 #include <mutex>
 
 namespace modelc::cuda {
@@ -26,6 +27,30 @@ llvm::Expected<std::unique_ptr<CudaGraph>> CudaBackend::endCapture(int) {
 llvm::Error CudaBackend::launchGraph(int, const CudaGraph &) {
   return makeCudaError(CudaErrorKind::DriverCallFailed,
                        "the " + name().str() + " cannot launch CUDA graphs");
+}
+
+llvm::Expected<LtDevice> CudaBackend::cublasLt(int) {
+  return makeCudaError(CudaErrorKind::LibraryNotFound,
+                       "cuBLASLt is not used: the " + name().str() + " has no cuBLASLt");
+}
+llvm::Error CudaBackend::cublasLtMatmulAsync(int device, const LtMatmul &, const LtAlgorithm &,
+                                             const LtOperands &) {
+  llvm::Expected<LtDevice> lt = cublasLt(device);
+  return lt ? makeCudaError(CudaErrorKind::LibraryCallFailed,
+                            "the " + name().str() + " cannot run cuBLASLt")
+            : lt.takeError();
+}
+llvm::Expected<double> CudaBackend::timeOnStream(int device,
+                                                 llvm::function_ref<llvm::Error()> enqueue) {
+  if (llvm::Error error = synchronize(device))
+    return error;
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error error = enqueue())
+    return error;
+  if (llvm::Error error = synchronize(device))
+    return error;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 llvm::StringRef prebuiltImageName(PrebuiltImage image) {
@@ -127,7 +152,16 @@ struct DriverKernel {
 
 class DriverBackend final : public CudaBackend {
 public:
-  DriverBackend(CudaDriver &driver, KernelCache &cache) : driver(driver), cache(cache) {}
+  DriverBackend(CudaDriver &driver, KernelCache &cache, CublasLtProvider provider)
+      : driver(driver), cache(cache), ltProvider(std::move(provider)) {
+    if (!ltProvider)
+      ltProvider = []() -> llvm::Expected<const CublasLt &> {
+        llvm::Expected<CublasLt &> library = CublasLt::get();
+        if (!library)
+          return library.takeError();
+        return *library;
+      };
+  }
 
   llvm::StringRef name() const override { return "driver"; }
   int deviceCount() const override { return driver.deviceCount(); }
@@ -282,6 +316,79 @@ public:
     return driver.launchGraph(device, static_cast<const DriverGraph &>(graph).exec, *stream);
   }
 
+  llvm::Expected<LtDevice> cublasLt(int device) override {
+    llvm::Expected<const CublasLt &> library = ltProvider();
+    if (!library)
+      return library.takeError();
+    llvm::Expected<CudaDeviceInfo> info = driver.deviceInfo(device);
+    if (!info)
+      return info.takeError();
+    std::string identity =
+        llvm::formatv("{0} ({1}), driver {2}, cuBLASLt {3}", info->name, info->arch(),
+                      driver.driverVersion(), library->versionString())
+            .str();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (size_t(device) < ltHandles.size() && ltHandles[device])
+      return LtDevice{&*library, ltHandles[device], identity};
+    // The handle belongs to the context current when it is made.
+    if (llvm::Error error = driver.makeCurrent(device))
+      return error;
+    llvm::Expected<blaslt::cublasLtHandle_t> handle = library->createHandle();
+    if (!handle)
+      return llvm::handleErrors(handle.takeError(), [&](const CudaError &failure) {
+        return makeCudaError(CudaErrorKind::LibraryNotFound,
+                             llvm::formatv("cuBLASLt is not used on cuda:{0}: {1} ({2})", device,
+                                           failure.getMessage(), library->path()));
+      });
+    if (size_t(device) >= ltHandles.size())
+      ltHandles.resize(device + 1, nullptr);
+    ltHandles[device] = *handle;
+    return LtDevice{&*library, *handle, identity};
+  }
+
+  llvm::Error cublasLtMatmulAsync(int device, const LtMatmul &matmul, const LtAlgorithm &algorithm,
+                                  const LtOperands &operands) override {
+    llvm::Expected<LtDevice> lt = cublasLt(device);
+    if (!lt)
+      return lt.takeError();
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    if (llvm::Error error = driver.makeCurrent(device))
+      return error;
+    return lt->library->run(lt->handle, matmul, algorithm, operands, *stream);
+  }
+
+  llvm::Expected<double> timeOnStream(int device,
+                                      llvm::function_ref<llvm::Error()> enqueue) override {
+    llvm::Expected<driver::CUstream> stream = streamOf(device);
+    if (!stream)
+      return stream.takeError();
+    llvm::Expected<driver::CUevent> start = driver.createEvent(device);
+    if (!start)
+      return start.takeError();
+    llvm::Expected<driver::CUevent> end = driver.createEvent(device);
+    if (!end) {
+      llvm::consumeError(driver.destroyEvent(device, *start));
+      return end.takeError();
+    }
+    auto timed = [&]() -> llvm::Expected<double> {
+      if (llvm::Error error = driver.recordEvent(device, *start, *stream))
+        return error;
+      if (llvm::Error error = enqueue())
+        return error;
+      if (llvm::Error error = driver.recordEvent(device, *end, *stream))
+        return error;
+      if (llvm::Error error = driver.synchronizeEvent(device, *end))
+        return error;
+      return driver.elapsedMilliseconds(device, *start, *end);
+    };
+    llvm::Expected<double> milliseconds = timed();
+    llvm::consumeError(driver.destroyEvent(device, *start));
+    llvm::consumeError(driver.destroyEvent(device, *end));
+    return milliseconds;
+  }
+
 private:
   /// A graph and its executable instance, destroyed together.
   struct DriverGraph final : CudaGraph {
@@ -374,9 +481,12 @@ private:
 
   CudaDriver &driver;
   KernelCache &cache;
+  CublasLtProvider ltProvider;
   std::mutex mutex;
   llvm::StringMap<std::weak_ptr<driver::CUmod_st>> modules;
   std::vector<driver::CUstream> streams;
+  /// cuBLASLt handles by device, made on first use and kept like the streams.
+  std::vector<blaslt::cublasLtHandle_t> ltHandles;
 };
 
 } // namespace
@@ -385,8 +495,9 @@ std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator) {
   return std::make_unique<EmulatorBackend>(emulator);
 }
 
-std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache) {
-  return std::make_unique<DriverBackend>(driver, cache);
+std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache,
+                                               CublasLtProvider cublasLt) {
+  return std::make_unique<DriverBackend>(driver, cache, std::move(cublasLt));
 }
 
 llvm::Expected<CudaBackend &> CudaBackend::forDevice(int device) {

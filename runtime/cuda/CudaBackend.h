@@ -18,14 +18,17 @@
 #ifndef MODELC_RUNTIME_CUDA_CUDABACKEND_H
 #define MODELC_RUNTIME_CUDA_CUDABACKEND_H
 
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/emulator/Emulator.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -60,6 +63,15 @@ enum class PrebuiltImage {
   Source, ///< the CUDA C++ (the emulator)
 };
 llvm::StringRef prebuiltImageName(PrebuiltImage image);
+
+/// cuBLASLt on one GPU: the library and a handle in the GPU's context.
+struct LtDevice {
+  const CublasLt *library = nullptr;
+  blaslt::cublasLtHandle_t handle = nullptr;
+  /// What timings on it depend on: "NVIDIA H100 80GB HBM3 (sm_90), driver
+  /// 13000, cuBLASLt 13.1.0".
+  std::string identity;
+};
 
 /// A captured and instantiated CUDA graph; destroying it releases both.
 class CudaGraph {
@@ -138,14 +150,34 @@ public:
   virtual llvm::Expected<std::unique_ptr<CudaGraph>> endCapture(int device);
   virtual llvm::Error launchGraph(int device, const CudaGraph &graph);
 
+  /// cuBLASLt on `device` (the driver, with the library present): made once
+  /// per device. The error says why not: LibraryNotFound (the emulator has
+  /// none; the library is missing, too old or turned off), or the handle
+  /// that could not be created.
+  virtual llvm::Expected<LtDevice> cublasLt(int device);
+  /// Enqueues `matmul` on `device`'s stream, like launchAsync (recorded when
+  /// a graph is being captured).
+  virtual llvm::Error cublasLtMatmulAsync(int device, const LtMatmul &matmul,
+                                          const LtAlgorithm &algorithm, const LtOperands &operands);
+  /// The milliseconds `device` spends on the work `enqueue` puts on its
+  /// stream: CUDA events around it on the driver; elsewhere the host's clock
+  /// around it and synchronize().
+  virtual llvm::Expected<double> timeOnStream(int device,
+                                              llvm::function_ref<llvm::Error()> enqueue);
+
   /// Whether a plan keeps each buffer in an allocation of its own (the
   /// emulator: its guard pages then catch a kernel overrunning any buffer)
   /// rather than carving all of a run's buffers out of one arena.
   virtual bool separateAllocations() const { return false; }
 };
 
+/// Where a driver backend gets cuBLASLt (tests hand it a fake or a failure).
+using CublasLtProvider = std::function<llvm::Expected<const CublasLt &>()>;
+
 std::unique_ptr<CudaBackend> makeEmulatorBackend(Emulator &emulator);
-std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache);
+/// `cublasLt` defaults to CublasLt::get().
+std::unique_ptr<CudaBackend> makeDriverBackend(CudaDriver &driver, KernelCache &cache,
+                                               CublasLtProvider cublasLt = nullptr);
 
 } // namespace modelc::cuda
 

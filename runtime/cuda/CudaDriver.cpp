@@ -406,4 +406,41 @@ llvm::Error CudaDriver::destroyGraph(int device, CUgraph graph) {
   return check(api.graphDestroy(graph), "cuGraphDestroy", device);
 }
 
+llvm::Expected<CUevent> CudaDriver::createEvent(int device) {
+  if (llvm::Error error = enter(device))
+    return error;
+  CUevent event = nullptr;
+  if (llvm::Error error = check(api.eventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate", device))
+    return error;
+  return event;
+}
+
+llvm::Error CudaDriver::recordEvent(int device, CUevent event, CUstream stream) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.eventRecord(event, stream), "cuEventRecord", device);
+}
+
+llvm::Error CudaDriver::synchronizeEvent(int device, CUevent event) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.eventSynchronize(event), "cuEventSynchronize", device);
+}
+
+llvm::Expected<double> CudaDriver::elapsedMilliseconds(int device, CUevent start, CUevent end) {
+  if (llvm::Error error = enter(device))
+    return error;
+  float milliseconds = 0;
+  if (llvm::Error error =
+          check(api.eventElapsedTime(&milliseconds, start, end), "cuEventElapsedTime", device))
+    return error;
+  return double(milliseconds);
+}
+
+llvm::Error CudaDriver::destroyEvent(int device, CUevent event) {
+  if (llvm::Error error = enter(device))
+    return error;
+  return check(api.eventDestroy(event), "cuEventDestroy", device);
+}
+
 } // namespace modelc::cuda

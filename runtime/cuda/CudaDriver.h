@@ -121,6 +121,19 @@ public:
   llvm::Error destroyGraphExec(int device, driver::CUgraphExec graph);
   llvm::Error destroyGraph(int device, driver::CUgraph graph);
 
+  /// Events: recorded on a stream, they time the GPU's work between them.
+  llvm::Expected<driver::CUevent> createEvent(int device);
+  llvm::Error recordEvent(int device, driver::CUevent event, driver::CUstream stream);
+  llvm::Error synchronizeEvent(int device, driver::CUevent event);
+  /// Milliseconds between two completed events.
+  llvm::Expected<double> elapsedMilliseconds(int device, driver::CUevent start,
+                                             driver::CUevent end);
+  llvm::Error destroyEvent(int device, driver::CUevent event);
+
+  /// Makes `device`'s primary context current on this thread (for libraries
+  /// that work in the current context, such as cuBLASLt).
+  llvm::Error makeCurrent(int device) { return enter(device); }
+
   /// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver result code.
   std::string describe(driver::CUresult result) const;
 

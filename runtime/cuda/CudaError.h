@@ -1,9 +1,10 @@
 //===- CudaError.h - Errors of the CUDA runtime layer ----------*- C++ -*-===//
 //
-// Every failure of NVRTC, the driver, the kernel cache and the emulator is a
-// CudaError: a kind that callers can branch on (NVRTC missing is not the same
-// as a kernel that does not compile), a one-line message written for the
-// user, and an optional multi-line log (the NVRTC or host-compiler output).
+// Every failure of NVRTC, the driver, cuBLASLt, the kernel cache and the
+// emulator is a CudaError: a kind that callers can branch on (NVRTC missing
+// is not the same as a kernel that does not compile), a one-line message
+// written for the user, and an optional multi-line log (the NVRTC or
+// host-compiler output).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_RUNTIME_CUDA_CUDAERROR_H
@@ -38,6 +39,8 @@ enum class CudaErrorKind {
   Timeout,             ///< An emulated launch ran past its time limit.
   OutOfMemory,         ///< An allocation failed.
   CacheFailure,        ///< The kernel cache could not be used.
+  LibraryNotFound,     ///< No usable cuBLASLt (missing, too old, or off).
+  LibraryCallFailed,   ///< A cuBLASLt call returned an error status.
 };
 
 /// The error every CUDA-layer API returns inside llvm::Error.

@@ -24,12 +24,14 @@ struct CUfunc_st;
 struct CUstream_st;
 struct CUgraph_st;
 struct CUgraphExec_st;
+struct CUevent_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
 using CUstream = CUstream_st *;
 using CUgraph = CUgraph_st *;
 using CUgraphExec = CUgraphExec_st *;
+using CUevent = CUevent_st *;
 using CUdevice_attribute = int;
 using CUstreamCaptureMode = int; // enum CUstreamCaptureMode_enum
 
@@ -44,6 +46,7 @@ constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 // cuStreamCreate flags and capture modes.
 constexpr unsigned int CU_STREAM_NON_BLOCKING = 1;
 constexpr CUstreamCaptureMode CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+constexpr unsigned int CU_EVENT_DEFAULT = 0;
 
 // CUdevice_attribute values.
 constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -95,6 +98,11 @@ using PFN_cuGraphInstantiateWithFlags = CUresult (*)(CUgraphExec *, CUgraph, uns
 using PFN_cuGraphLaunch = CUresult (*)(CUgraphExec, CUstream);
 using PFN_cuGraphExecDestroy = CUresult (*)(CUgraphExec);
 using PFN_cuGraphDestroy = CUresult (*)(CUgraph);
+using PFN_cuEventCreate = CUresult (*)(CUevent *, unsigned int);
+using PFN_cuEventRecord = CUresult (*)(CUevent, CUstream);
+using PFN_cuEventSynchronize = CUresult (*)(CUevent);
+using PFN_cuEventElapsedTime = CUresult (*)(float *, CUevent, CUevent);
+using PFN_cuEventDestroy_v2 = CUresult (*)(CUevent);
 using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int,
                                         unsigned int, unsigned int, unsigned int, unsigned int,
                                         CUstream, void **, void **);
@@ -137,7 +145,12 @@ using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned int, unsigned int, 
   X("cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags, graphInstantiate)              \
   X("cuGraphLaunch", PFN_cuGraphLaunch, graphLaunch)                                               \
   X("cuGraphExecDestroy", PFN_cuGraphExecDestroy, graphExecDestroy)                                \
-  X("cuGraphDestroy", PFN_cuGraphDestroy, graphDestroy)
+  X("cuGraphDestroy", PFN_cuGraphDestroy, graphDestroy)                                            \
+  X("cuEventCreate", PFN_cuEventCreate, eventCreate)                                               \
+  X("cuEventRecord", PFN_cuEventRecord, eventRecord)                                               \
+  X("cuEventSynchronize", PFN_cuEventSynchronize, eventSynchronize)                                \
+  X("cuEventElapsedTime", PFN_cuEventElapsedTime, eventElapsedTime)                                \
+  X("cuEventDestroy", PFN_cuEventDestroy_v2, eventDestroy)
 
 /// The resolved entry points.
 struct DriverFunctions {

@@ -9,51 +9,17 @@
 
 #include <cuda.h>
 
+#include "AbiCheck.h"
 #include "runtime/cuda/DriverApi.h"
 
 #include "gtest/gtest.h"
-
-#include <type_traits>
 
 namespace {
 
 namespace api = modelc::cuda::driver;
 
-template <typename T>
-constexpr bool isScalar = std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>;
-
-template <typename A, typename B> constexpr bool sameShape() {
-  if constexpr (sizeof(A) != sizeof(B) || std::is_pointer_v<A> != std::is_pointer_v<B> ||
-                (std::is_integral_v<A> || std::is_enum_v<A>) !=
-                    (std::is_integral_v<B> || std::is_enum_v<B>))
-    return false;
-  else if constexpr (std::is_pointer_v<A>) {
-    using PA = std::remove_cv_t<std::remove_pointer_t<A>>;
-    using PB = std::remove_cv_t<std::remove_pointer_t<B>>;
-    if constexpr (isScalar<PA> && isScalar<PB>)
-      return sameShape<PA, PB>();
-    else
-      return isScalar<PA> == isScalar<PB>;
-  } else
-    return true;
-}
-
-template <typename... A> struct Types {};
-
-template <typename... A, typename... B> constexpr bool sameParameters(Types<A...>, Types<B...>) {
-  if constexpr (sizeof...(A) != sizeof...(B))
-    return false;
-  else
-    return (sameShape<A, B>() && ...);
-}
-
-template <typename F, typename G> struct Compatible : std::false_type {};
-template <typename R, typename... A, typename S, typename... B>
-struct Compatible<R (*)(A...), S (*)(B...)>
-    : std::bool_constant<sameShape<R, S>() && sameParameters(Types<A...>{}, Types<B...>{})> {};
-
 #define CHECK_FUNCTION(real, ours)                                                                 \
-  static_assert(Compatible<decltype(&::real), api::ours>::value,                                   \
+  static_assert(modelc::test::Compatible<decltype(&::real), api::ours>::value,                     \
                 #real " does not match DriverApi.h's " #ours);
 
 CHECK_FUNCTION(cuInit, PFN_cuInit)
@@ -94,6 +60,11 @@ CHECK_FUNCTION(cuGraphInstantiateWithFlags, PFN_cuGraphInstantiateWithFlags)
 CHECK_FUNCTION(cuGraphLaunch, PFN_cuGraphLaunch)
 CHECK_FUNCTION(cuGraphExecDestroy, PFN_cuGraphExecDestroy)
 CHECK_FUNCTION(cuGraphDestroy, PFN_cuGraphDestroy)
+CHECK_FUNCTION(cuEventCreate, PFN_cuEventCreate)
+CHECK_FUNCTION(cuEventRecord, PFN_cuEventRecord)
+CHECK_FUNCTION(cuEventSynchronize, PFN_cuEventSynchronize)
+CHECK_FUNCTION(cuEventElapsedTime, PFN_cuEventElapsedTime)
+CHECK_FUNCTION(cuEventDestroy_v2, PFN_cuEventDestroy_v2)
 
 static_assert(sizeof(api::CUdeviceptr) == sizeof(::CUdeviceptr));
 static_assert(sizeof(api::CUresult) == sizeof(::CUresult));
@@ -119,11 +90,12 @@ static_assert(api::CU_GET_PROC_ADDRESS_DEFAULT == ::CU_GET_PROC_ADDRESS_DEFAULT)
 static_assert(api::CU_STREAM_NON_BLOCKING == ::CU_STREAM_NON_BLOCKING);
 static_assert(api::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL == ::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 static_assert(api::CU_GET_PROC_ADDRESS_SUCCESS == ::CU_GET_PROC_ADDRESS_SUCCESS);
+static_assert(api::CU_EVENT_DEFAULT == ::CU_EVENT_DEFAULT);
 
 // The checker itself must be able to fail.
-static_assert(
-    !Compatible<api::PFN_cuMemAlloc_v2, CUresult (*)(unsigned int *, unsigned int)>::value,
-    "the legacy 32-bit cuMemAlloc must not pass as cuMemAlloc_v2");
+static_assert(!modelc::test::Compatible<api::PFN_cuMemAlloc_v2,
+                                        CUresult (*)(unsigned int *, unsigned int)>::value,
+              "the legacy 32-bit cuMemAlloc must not pass as cuMemAlloc_v2");
 
 TEST(DriverAbi, DeclarationsMatchTheToolkitHeader) {
   // Everything is checked at compile time; this records that it was.

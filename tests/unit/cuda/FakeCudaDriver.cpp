@@ -10,9 +10,16 @@
 //
 // Streams and graphs: work on a stream that is being captured is recorded,
 // not run (as on a GPU), and synchronising a capturing stream fails; a graph
-// replays as a count. Every call of interest is counted by name, for tests
-// that prove which calls an executor makes: modelc_fake_cuda_calls(name)
+// replays what was recorded in it. Kernels compute nothing; work that a
+// library enqueues through modelc_fake_cuda_enqueue (the fake cuBLASLt,
+// FakeCublasLt.cpp, which links this library) runs on the host, now or
+// when its graph is launched. Every call of interest is counted by name, for
+// tests that prove which calls an executor makes: modelc_fake_cuda_calls(name)
 // and modelc_fake_cuda_reset_calls() (looked up with dlsym).
+//
+// Time: a fake clock advances by MODELC_FAKE_CUDA_KERNEL_US (default 10)
+// per kernel run and by what enqueued work says it takes; events read it, so
+// tests decide which of two candidates a measurement finds faster.
 //
 // Environment: MODELC_FAKE_CUDA_DEVICES (default 1),
 // MODELC_FAKE_CUDA_INIT_RESULT (cuInit's result, default 0),
@@ -25,9 +32,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace modelc::cuda::driver;
 
@@ -49,6 +58,13 @@ struct Allocation {
   int device;
 };
 
+/// What a captured stream recorded: kernels (time only) and library work.
+struct Recording {
+  int kernels = 0;
+  double microseconds = 0;
+  std::vector<std::function<void()>> work;
+};
+
 struct FakeState {
   std::mutex mutex;
   bool initialized = false;
@@ -58,8 +74,10 @@ struct FakeState {
   std::map<CUdeviceptr, Allocation> allocations;
   std::map<void *, std::string> modules;
   std::map<std::string, int> calls;
-  std::map<void *, bool> capturing; ///< by stream
-  std::map<void *, int> graphs;     ///< graph -> kernels recorded in it
+  std::map<void *, bool> capturing;   ///< by stream
+  std::map<void *, Recording> graphs; ///< by capturing stream, graph and instance
+  std::map<void *, double> events;    ///< event -> clock when recorded
+  double clock = 0;                   ///< microseconds of GPU work so far
 };
 
 FakeState &state() {
@@ -84,6 +102,11 @@ void count(const char *call) {
 bool isCapturing(CUstream stream) {
   std::lock_guard<std::mutex> lock(state().mutex);
   return stream && state().capturing[stream];
+}
+
+double kernelMicroseconds() {
+  static const double value = envInt("MODELC_FAKE_CUDA_KERNEL_US", 10);
+  return value;
 }
 
 int currentDevice() { return current ? reinterpret_cast<CUctx_fake *>(current)->device : -1; }
@@ -122,6 +145,39 @@ int modelc_fake_cuda_calls(const char *name) {
 void modelc_fake_cuda_reset_calls() {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().calls.clear();
+}
+
+void modelc_fake_cuda_count(const char *name) { count(name); }
+
+/// The device of the calling thread's current context, -1 without one.
+int modelc_fake_cuda_current_device() { return currentDevice(); }
+
+bool modelc_fake_cuda_is_capturing(CUstream stream) { return isCapturing(stream); }
+
+/// True if [pointer, pointer + bytes) lies inside one allocation.
+bool modelc_fake_cuda_inside(CUdeviceptr pointer, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return inside(pointer, bytes);
+}
+
+/// Runs `work` (taking `microseconds` of fake GPU time) on `stream`: now, or
+/// when the graph being captured on the stream is launched.
+CUresult modelc_fake_cuda_enqueue(CUstream stream, const std::function<void()> *work,
+                                  double microseconds) {
+  if (!current)
+    return InvalidContext;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (stream && state().capturing[stream]) {
+      Recording &recording = state().graphs[stream];
+      recording.work.push_back(*work);
+      recording.microseconds += microseconds;
+      return CUDA_SUCCESS;
+    }
+    state().clock += microseconds;
+  }
+  (*work)();
+  return CUDA_SUCCESS;
 }
 
 CUresult fake_cuDriverGetVersion(int *version) {
@@ -440,7 +496,7 @@ CUresult fake_cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode) {
   if (state().capturing[stream])
     return CaptureInvalidated;
   state().capturing[stream] = true;
-  state().graphs[stream] = 0;
+  state().graphs[stream] = Recording();
   return CUDA_SUCCESS;
 }
 
@@ -473,8 +529,13 @@ CUresult fake_cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   if (!current)
     return InvalidContext;
   std::lock_guard<std::mutex> lock(state().mutex);
-  if (!state().graphs.count(exec) || state().capturing[stream])
+  auto it = state().graphs.find(exec);
+  if (it == state().graphs.end() || state().capturing[stream])
     return InvalidValue;
+  Recording replay = it->second;
+  state().clock += replay.microseconds + replay.kernels * kernelMicroseconds();
+  for (std::function<void()> &work : replay.work)
+    work();
   return CUDA_SUCCESS;
 }
 
@@ -507,10 +568,58 @@ CUresult fake_cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY
   if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
       uint64_t(blockX) * blockY * blockZ > 1024)
     return InvalidValue;
-  if (isCapturing(stream)) {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    ++state().graphs[stream];
-  }
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (stream && state().capturing[stream])
+    ++state().graphs[stream].kernels;
+  else
+    state().clock += kernelMicroseconds();
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuEventCreate(CUevent *event, unsigned int flags) {
+  if (!current)
+    return InvalidContext;
+  if (flags != CU_EVENT_DEFAULT)
+    return InvalidValue;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto *handle = new char;
+  state().events[handle] = -1;
+  *event = reinterpret_cast<CUevent>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuEventRecord(CUevent event, CUstream stream) {
+  count("cuEventRecord");
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().events.find(event);
+  if (it == state().events.end())
+    return InvalidValue;
+  if (stream && state().capturing[stream])
+    return CaptureUnsupported; // modelc never times inside a graph
+  it->second = state().clock;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuEventSynchronize(CUevent event) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().events.count(event) ? CUDA_SUCCESS : InvalidValue;
+}
+
+CUresult fake_cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto from = state().events.find(start), to = state().events.find(end);
+  if (from == state().events.end() || to == state().events.end() || from->second < 0 ||
+      to->second < 0)
+    return InvalidValue;
+  *milliseconds = float((to->second - from->second) / 1000.0);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuEventDestroy_v2(CUevent event) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().events.erase(event))
+    return InvalidValue;
+  delete reinterpret_cast<char *>(event);
   return CUDA_SUCCESS;
 }
 
@@ -568,6 +677,11 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **function, int cudaVersio
       MODELC_FAKE_ENTRY("cuGraphLaunch", fake_cuGraphLaunch, PFN_cuGraphLaunch),
       MODELC_FAKE_ENTRY("cuGraphExecDestroy", fake_cuGraphExecDestroy, PFN_cuGraphExecDestroy),
       MODELC_FAKE_ENTRY("cuGraphDestroy", fake_cuGraphDestroy, PFN_cuGraphDestroy),
+      MODELC_FAKE_ENTRY("cuEventCreate", fake_cuEventCreate, PFN_cuEventCreate),
+      MODELC_FAKE_ENTRY("cuEventRecord", fake_cuEventRecord, PFN_cuEventRecord),
+      MODELC_FAKE_ENTRY("cuEventSynchronize", fake_cuEventSynchronize, PFN_cuEventSynchronize),
+      MODELC_FAKE_ENTRY("cuEventElapsedTime", fake_cuEventElapsedTime, PFN_cuEventElapsedTime),
+      MODELC_FAKE_ENTRY("cuEventDestroy", fake_cuEventDestroy_v2, PFN_cuEventDestroy_v2),
 #undef MODELC_FAKE_ENTRY
   };
   *function = nullptr;
