@@ -14,6 +14,18 @@ SizeExpr Buffer::byteSize() const {
   return SizeExpr(int64_t(runtime::dtypeSize(dtype))) * numElements();
 }
 
+llvm::StringRef gemmActivationName(GemmActivation activation) {
+  switch (activation) {
+  case GemmActivation::None:
+    return "none";
+  case GemmActivation::Relu:
+    return "relu";
+  case GemmActivation::GeluTanh:
+    return "gelu_tanh";
+  }
+  return "none";
+}
+
 llvm::StringRef bufferKindName(BufferKind kind) {
   switch (kind) {
   case BufferKind::State:
@@ -160,6 +172,38 @@ json::Value stepToJSON(const Step &step) {
                       {"args", std::move(args)}};
 }
 
+json::Value operandToJSON(const GemmOperand &operand) {
+  return json::Object{{"buffer", int64_t(operand.buffer)},
+                      {"transposed", operand.transposed},
+                      {"ld", sizeToJSON(operand.ld)},
+                      {"batch_stride", sizeToJSON(operand.batchStride)}};
+}
+
+json::Value gemmToJSON(const GemmCall &gemm) {
+  json::Object o{{"device", gemm.device},
+                 {"first_step", int64_t(gemm.firstStep)},
+                 {"step_count", int64_t(gemm.stepCount)},
+                 {"input_dtype", runtime::dtypeName(gemm.inputType)},
+                 {"output_dtype", runtime::dtypeName(gemm.outputType)},
+                 {"m", sizeToJSON(gemm.m)},
+                 {"n", sizeToJSON(gemm.n)},
+                 {"k", sizeToJSON(gemm.k)},
+                 {"batch", sizeToJSON(gemm.batch)},
+                 {"a", operandToJSON(gemm.a)},
+                 {"b", operandToJSON(gemm.b)},
+                 {"out", int64_t(gemm.out)},
+                 {"activation", gemmActivationName(gemm.activation)},
+                 {"tf32", gemm.tf32},
+                 {"label", gemm.label}};
+  if (gemm.bias)
+    o["bias"] = int64_t(*gemm.bias);
+  if (gemm.residual)
+    o["residual"] = int64_t(*gemm.residual);
+  if (gemm.after)
+    o["after"] = stepToJSON(*gemm.after);
+  return o;
+}
+
 } // namespace
 
 json::Value toJSON(const DevicePlan &plan) {
@@ -202,7 +246,7 @@ json::Value toJSON(const DevicePlan &plan) {
     devices.push_back(json::Object{
         {"device", code.device}, {"source", code.source}, {"kernels", std::move(kernels)}});
   }
-  return json::Object{{"format", "modelc-device-plan"},
+  json::Object result{{"format", "modelc-device-plan"},
                       {"version", PlanFormatVersion},
                       {"entry", plan.entry},
                       {"symbols", std::move(symbols)},
@@ -210,6 +254,14 @@ json::Value toJSON(const DevicePlan &plan) {
                       {"steps", std::move(steps)},
                       {"cpu_module", plan.cpuModule},
                       {"devices", std::move(devices)}};
+  // Optional, so plans written before GEMM calls existed still read.
+  if (!plan.gemms.empty()) {
+    json::Array gemms;
+    for (const GemmCall &gemm : plan.gemms)
+      gemms.push_back(gemmToJSON(gemm));
+    result["gemms"] = std::move(gemms);
+  }
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -459,6 +511,87 @@ private:
     return true;
   }
 
+  bool dtype(const json::Object &o, llvm::StringRef key, runtime::DType &out, json::Path path) {
+    std::string text;
+    if (!string(o, key, text, path))
+      return false;
+    std::optional<runtime::DType> parsed = runtime::dtypeFromName(text);
+    if (!parsed)
+      return fail(path.field(key), "unknown dtype");
+    out = *parsed;
+    return true;
+  }
+
+  bool readOperand(const json::Object &gemm, llvm::StringRef key, GemmOperand &operand,
+                   json::Path path) {
+    const json::Value *v = gemm.get(key);
+    if (!v)
+      return fail(path.field(key), "missing");
+    json::Path p = path.field(key);
+    const json::Object *o = object(*v, p);
+    if (!o)
+      return false;
+    const json::Value *buffer = o->get("buffer");
+    std::optional<bool> transposed = o->getBoolean("transposed");
+    if (!buffer || !transposed)
+      return fail(p, "an operand needs buffer and transposed");
+    operand.transposed = *transposed;
+    return bufferId(*buffer, operand.buffer, p.field("buffer")) && size(*o, "ld", operand.ld, p) &&
+           size(*o, "batch_stride", operand.batchStride, p);
+  }
+
+  bool readGemm(const json::Value &v, size_t stepCount, GemmCall &gemm, json::Path path) {
+    const json::Object *o = object(v, path);
+    if (!o)
+      return false;
+    int64_t dev, first, count;
+    if (!integer(*o, "device", dev, path, 0, INT32_MAX) ||
+        !integer(*o, "first_step", first, path, 0, int64_t(stepCount)) ||
+        !integer(*o, "step_count", count, path, 1, int64_t(stepCount) - first))
+      return false;
+    gemm.device = int(dev);
+    gemm.firstStep = unsigned(first);
+    gemm.stepCount = unsigned(count);
+    const json::Value *out = o->get("out");
+    std::optional<bool> tf32 = o->getBoolean("tf32");
+    if (!out || !tf32)
+      return fail(path, "a gemm needs out and tf32");
+    gemm.tf32 = *tf32;
+    if (!dtype(*o, "input_dtype", gemm.inputType, path) ||
+        !dtype(*o, "output_dtype", gemm.outputType, path) || !size(*o, "m", gemm.m, path) ||
+        !size(*o, "n", gemm.n, path) || !size(*o, "k", gemm.k, path) ||
+        !size(*o, "batch", gemm.batch, path) || !readOperand(*o, "a", gemm.a, path) ||
+        !readOperand(*o, "b", gemm.b, path) || !bufferId(*out, gemm.out, path.field("out")) ||
+        !string(*o, "label", gemm.label, path))
+      return false;
+    for (auto [key, field] : {std::pair{"bias", &gemm.bias}, {"residual", &gemm.residual}})
+      if (const json::Value *id = o->get(key)) {
+        BufferId buffer;
+        if (!bufferId(*id, buffer, path.field(key)))
+          return false;
+        *field = buffer;
+      }
+    std::string activation;
+    if (!string(*o, "activation", activation, path))
+      return false;
+    static constexpr GemmActivation activations[] = {GemmActivation::None, GemmActivation::Relu,
+                                                     GemmActivation::GeluTanh};
+    auto found = llvm::find_if(
+        activations, [&](GemmActivation a) { return gemmActivationName(a) == activation; });
+    if (found == std::end(activations))
+      return fail(path.field("activation"), "expected none, relu or gelu_tanh");
+    gemm.activation = *found;
+    if (const json::Value *after = o->get("after")) {
+      Step step;
+      if (!readStep(*after, step, path.field("after")))
+        return false;
+      if (!std::holds_alternative<Launch>(step))
+        return fail(path.field("after"), "expected a launch");
+      gemm.after = std::get<Launch>(std::move(step));
+    }
+    return true;
+  }
+
   bool readKernel(const json::Value &v, KernelInfo &k, json::Path path) {
     const json::Object *o = object(v, path);
     if (!o)
@@ -543,6 +676,15 @@ private:
         if (!readKernel((*kernels)[k], code.kernels[k], p.field("kernels").index(k)))
           return false;
       plan.devices.push_back(std::move(code));
+    }
+    if (o->get("gemms")) {
+      const json::Array *gemms = array(*o, "gemms", path);
+      if (!gemms)
+        return false;
+      plan.gemms.resize(gemms->size());
+      for (size_t i = 0; i < gemms->size(); ++i)
+        if (!readGemm((*gemms)[i], plan.steps.size(), plan.gemms[i], path.field("gemms").index(i)))
+          return false;
     }
     return true;
   }

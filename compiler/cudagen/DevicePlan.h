@@ -185,6 +185,61 @@ struct Copy {
 using Step = std::variant<CpuCall, Launch, Copy>;
 
 //===----------------------------------------------------------------------===//
+// GEMMs as a library takes them
+//===----------------------------------------------------------------------===//
+
+/// One matrix operand of a GemmCall, row-major: element (row, col) of batch
+/// b is at b * batchStride + row * ld + col, or at b * batchStride + col * ld
+/// + row when `transposed` (a transposed view read in place).
+struct GemmOperand {
+  BufferId buffer = 0;
+  bool transposed = false;
+  SizeExpr ld;
+  /// 0: one matrix for every batch (a broadcast operand).
+  SizeExpr batchStride;
+};
+
+/// What a GEMM library applies after the product (cuBLASLt's epilogues).
+enum class GemmActivation : uint8_t {
+  None,
+  Relu,
+  /// gelu with the tanh approximation (cuBLASLt's GELU); the exact gelu is
+  /// left to the `after` kernel.
+  GeluTanh,
+};
+
+/// A matrix product of the plan as a GEMM library (cuBLASLt) can take it,
+/// beside the plan's own kernels for it; an executor runs one or the other:
+///
+///   out[b] = activation(a[b] @ b[b] + bias + residual[b]),  b < batch,
+///
+/// a: m x k, b: k x n, `out` dense [batch, m, n], `bias` a vector of n added
+/// to every row, `residual` a dense buffer shaped like `out`; then, when the
+/// plan's epilogue holds more than that, the `after` kernel rewrites `out`
+/// in place with the rest. Steps [firstStep, firstStep + stepCount) are the
+/// plan's own kernels for the same product and epilogue.
+struct GemmCall {
+  int device = 0;
+  unsigned firstStep = 0, stepCount = 0;
+  runtime::DType inputType = runtime::DType::F32;  ///< of `a` and `b`
+  runtime::DType outputType = runtime::DType::F32; ///< of `out`, `bias`, `residual`
+  SizeExpr m, n, k, batch;
+  GemmOperand a, b;
+  BufferId out = 0;
+  std::optional<BufferId> bias, residual;
+  GemmActivation activation = GemmActivation::None;
+  /// f32 products may use TF32 tensor cores (the user asked for --tf32).
+  bool tf32 = false;
+  /// An elementwise kernel of the device's translation unit (not a step)
+  /// that applies the rest of the epilogue to `out` in place.
+  std::optional<Launch> after;
+  /// The name of the plan's (first) own kernel for it, for reports.
+  std::string label;
+};
+
+llvm::StringRef gemmActivationName(GemmActivation activation);
+
+//===----------------------------------------------------------------------===//
 // Kernels and the plan
 //===----------------------------------------------------------------------===//
 
@@ -220,6 +275,8 @@ struct DevicePlan {
   /// empty when nothing runs on the cpu.
   std::string cpuModule;
   std::vector<DeviceCode> devices; ///< one per GPU used, by device index
+  /// The products a GEMM library could run instead of their own kernels.
+  std::vector<GemmCall> gemms;
 
   const Buffer &buffer(BufferId id) const { return buffers[id]; }
   /// The buffers of one kind in `index` order (state, inputs, outputs).

@@ -617,6 +617,16 @@ static __device__ __forceinline__ T mdl_block_reduce(T value, T *scratch, Op op)
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+ExprPtr identityLoad(BufferRef buffer, runtime::DType dtype, size_t rank) {
+  Expr load;
+  load.kind = Expr::Kind::Load;
+  load.dtype = dtype;
+  load.buffer = std::move(buffer);
+  for (unsigned d = 0; d < rank; ++d)
+    load.dimMap.push_back(int(d));
+  return std::make_shared<const Expr>(std::move(load));
+}
+
 GeneratedKernel elementwiseKernel(const KernelOrigin &origin, int device, const ExprPtr &expr,
                                   const BufferRef &out) {
   KernelWriter w(origin, device, "elementwise");

@@ -57,6 +57,10 @@ struct Expr {
 };
 using ExprPtr = std::shared_ptr<const Expr>;
 
+/// Reads `buffer` (of `rank` dims) element by element at the kernel's own
+/// coordinates, as `dtype`.
+ExprPtr identityLoad(BufferRef buffer, runtime::DType dtype, size_t rank);
+
 /// Where a kernel came from, for its comment and its KernelInfo.
 struct KernelOrigin {
   std::string name;

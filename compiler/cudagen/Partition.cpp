@@ -14,6 +14,7 @@
 
 #include "cudagen/Partition.h"
 #include "cudagen/KernelSource.h"
+#include "cudagen/LibraryGemm.h"
 
 #include "mlir/MdlDialect.h"
 
@@ -211,17 +212,6 @@ ExprPtr remapDims(const ExprPtr &expr, llvm::ArrayRef<int> newDimOfOld) {
 
 ExprPtr makeExpr(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
 
-/// Reads `buffer` element by element at the kernel's own coordinates.
-ExprPtr identityLoad(BufferRef buffer, runtime::DType dtype, size_t rank) {
-  Expr load;
-  load.kind = Expr::Kind::Load;
-  load.dtype = dtype;
-  load.buffer = std::move(buffer);
-  for (unsigned d = 0; d < rank; ++d)
-    load.dimMap.push_back(int(d));
-  return makeExpr(load);
-}
-
 class Planner {
 public:
   Planner(mlir::ModuleOp module, const PlanOptions &options)
@@ -239,6 +229,10 @@ private:
 
   // Steps.
   void addKernel(GeneratedKernel kernel);
+  /// Records the matmul whose own kernels are the steps from `firstStep` on
+  /// as a GemmCall where a library can run it instead.
+  void describeForLibrary(const Producer &p, const ExprPtr &epilogue, BufferId target,
+                          const KernelOrigin &origin, size_t firstStep);
   std::string kernelName(llvm::ArrayRef<std::string> opNames);
   llvm::Expected<BufferId> materialize(mlir::Value value,
                                        std::optional<BufferId> into = std::nullopt);
@@ -310,6 +304,30 @@ void Planner::addKernel(GeneratedKernel kernel) {
   kernels[kernel.launch.device].push_back(std::move(kernel));
 }
 
+void Planner::describeForLibrary(const Producer &p, const ExprPtr &epilogue, BufferId target,
+                                 const KernelOrigin &origin, size_t firstStep) {
+  ExprPtr rest;
+  std::optional<GemmCall> call =
+      describeLibraryGemm(p.lhs, p.rhs, epilogue, ref(target), options.tf32, rest);
+  if (!call)
+    return;
+  int device = plan.buffers[target].device.index;
+  call->device = device;
+  call->firstStep = unsigned(firstStep);
+  call->stepCount = unsigned(plan.steps.size() - firstStep);
+  call->label = origin.name;
+  if (rest) {
+    // The part of the epilogue the library cannot apply, run on its result
+    // in place: a kernel of the translation unit, launched only then.
+    KernelOrigin after = origin;
+    after.name += "_after_library";
+    GeneratedKernel kernel = elementwiseKernel(after, device, rest, ref(target));
+    call->after = kernel.launch;
+    kernels[device].push_back(std::move(kernel));
+  }
+  plan.gemms.push_back(std::move(*call));
+}
+
 llvm::Expected<BufferId> Planner::materialize(mlir::Value value, std::optional<BufferId> into) {
   return materialize(info(value), into);
 }
@@ -340,6 +358,7 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
       partial.shape = std::move(shape);
       return ref(newBuffer(partial));
     };
+    size_t firstStep = plan.steps.size();
     std::vector<GeneratedKernel> gemm =
         p.kind == Producer::Kind::Matmul
             ? matmulKernels(origin, device, p.lhs, p.rhs, expr, ref(target), workspace, precision)
@@ -347,6 +366,8 @@ llvm::Expected<BufferId> Planner::materialize(ValueInfo &v, std::optional<Buffer
                             workspace, precision);
     for (GeneratedKernel &kernel : gemm)
       addKernel(std::move(kernel));
+    if (p.kind == Producer::Kind::Matmul)
+      describeForLibrary(p, expr, target, origin, firstStep);
   } else {
     addKernel(elementwiseKernel(origin, device, expr, ref(target)));
   }

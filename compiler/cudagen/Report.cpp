@@ -289,9 +289,44 @@ llvm::Expected<std::string> formatReport(const DevicePlan &plan, const ReportOpt
                           k.name, k.category, humanCount(*flops), humanBytes(*read),
                           humanBytes(*written), intensity, regs, smem, humanSeconds(seconds),
                           computeTime > memoryTime ? "compute" : "memory");
-      os << llvm::formatv("  from {0}\n", llvm::join(k.sourceLines, ", "));
+      bool afterLibrary = llvm::any_of(plan.gemms, [&](const GemmCall &g) {
+        return g.device == code.device && g.after && g.after->kernel == k.name;
+      });
+      os << llvm::formatv("  from {0}{1}\n", llvm::join(k.sourceLines, ", "),
+                          afterLibrary ? " (runs only after cuBLASLt, in place of the GEMM's own "
+                                         "kernels; not counted below)"
+                                       : "");
     }
   }
+  if (!plan.gemms.empty()) {
+    os << "\nGEMMs cuBLASLt can run instead of their own kernels (the faster is measured on the "
+          "GPU that runs the plan; MODELC_CUDA_GEMM=own|cublaslt forces one):\n";
+    for (const GemmCall &gemm : plan.gemms) {
+      llvm::Expected<double> m = eval(gemm.m), n = eval(gemm.n), k = eval(gemm.k),
+                             batch = eval(gemm.batch);
+      for (llvm::Expected<double> *size : {&m, &n, &k, &batch})
+        if (!*size)
+          return size->takeError();
+      std::string shape = llvm::formatv("{0}x{1}x{2}", int64_t(*m), int64_t(*n), int64_t(*k));
+      if (*batch != 1)
+        shape += llvm::formatv(" batch {0}", int64_t(*batch)).str();
+      std::vector<std::string> epilogue;
+      if (gemm.bias)
+        epilogue.push_back("bias");
+      if (gemm.residual)
+        epilogue.push_back("residual");
+      if (gemm.activation != GemmActivation::None)
+        epilogue.push_back(gemmActivationName(gemm.activation).str());
+      os << llvm::formatv(
+          "  {0}: {1} {2}{3}{4}{5}{6}\n", gemm.label, runtime::dtypeName(gemm.inputType), shape,
+          gemm.a.transposed ? ", a transposed" : "", gemm.b.transposed ? ", b transposed" : "",
+          epilogue.empty() ? "" : ", epilogue " + llvm::join(epilogue, " + "),
+          gemm.after ? "; then " + gemm.after->kernel + " applies the rest" : "");
+    }
+    if (!options.gemmLibrary.empty())
+      os << "  on this machine: " << options.gemmLibrary << "\n";
+  }
+
   double copySeconds = 0;
   if (hostBytes > 0 && peaks.hostLinkBytesPerSecond > 0)
     copySeconds += hostBytes / peaks.hostLinkBytesPerSecond;

@@ -4,7 +4,10 @@
 // and written, arithmetic intensity, registers and shared memory (from
 // `ptxas -v`, when the toolkit exists) and a roofline time on a reference
 // GPU; per forward the bytes `.to` moves, the launches, and the total
-// estimated time. Symbolic dims are evaluated at given values (the batch).
+// estimated time; then the GEMMs a library (cuBLASLt) could run instead of
+// their own kernels, which the executor measures against each other on the
+// GPU that runs the plan. Symbolic dims are evaluated at given values (the
+// batch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_CUDAGEN_REPORT_H
@@ -63,6 +66,9 @@ struct ReportOptions {
   std::map<int, llvm::StringMap<KernelResources>> resources;
   std::string resourcesMissing = "n/a (no ptxas)";
   std::string resourcesArch;
+  /// What this machine offers for the GEMMs a library could run ("cuBLASLt
+  /// 13.1.0 (libcublasLt.so.13)", or why none); empty: not said.
+  std::string gemmLibrary;
 };
 
 /// The report as text (one table per device, then the totals).

@@ -20,7 +20,9 @@
 #include "cudagen/Report.h"
 #include "jit/Jit.h"
 #include "mlirgen/MlirGen.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Nvrtc.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -344,6 +346,15 @@ int runBuild() {
     report.resources = kernelResources(*plan, arch, report.resourcesMissing);
     if (!report.resources.empty())
       report.resourcesArch = arch;
+    if (!plan->gemms.empty()) {
+      llvm::Expected<cuda::CublasLt &> lt = cuda::CublasLt::get();
+      if (lt) {
+        report.gemmLibrary = "cuBLASLt " + lt->versionString() + " (" + lt->path() + ")";
+      } else {
+        cuda::consumeCudaErrorKind(lt.takeError(), &report.gemmLibrary);
+        report.gemmLibrary += "; the own kernels run";
+      }
+    }
     llvm::Expected<std::string> text = cudagen::formatReport(*plan, report);
     if (!text)
       return fail(text.takeError(), ExitErrorsFound);

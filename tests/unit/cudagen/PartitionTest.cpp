@@ -2,6 +2,7 @@
 
 #include "cudagen/Partition.h"
 #include "cudagen/KernelSource.h"
+#include "cudagen/LibraryGemm.h"
 
 #include "mlir/MdlDialect.h"
 
@@ -294,6 +295,142 @@ func.func @forward(%x: !g) -> !g {
       << source;
   EXPECT_NE(source.find("erff("), std::string::npos);
   EXPECT_NE(source.find("int64_t B)"), std::string::npos);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Matmuls as a GEMM library takes them (LibraryGemm.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST_F(PartitionTest, ALinearLayerIsALibraryGemmWithItsBiasAndRelu) {
+  llvm::Expected<DevicePlan> p = plan(LinearOnCuda, {"fc.weight", "fc.bias"});
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->gemms.size(), 1u);
+  const GemmCall &gemm = p->gemms[0];
+  EXPECT_EQ(gemm.label, "k0_matmul_add_relu");
+  EXPECT_EQ(gemm.firstStep, 0u);
+  EXPECT_EQ(gemm.stepCount, 1u);
+  EXPECT_EQ(gemm.m.str(), "B");
+  EXPECT_EQ(gemm.n, SizeExpr(4));
+  EXPECT_EQ(gemm.k, SizeExpr(3));
+  EXPECT_EQ(gemm.batch, SizeExpr(1));
+  // x: row-major [B, 3]; the transposed weight read in place.
+  EXPECT_EQ(gemm.a.buffer, 2u);
+  EXPECT_FALSE(gemm.a.transposed);
+  EXPECT_EQ(gemm.a.ld, SizeExpr(3));
+  EXPECT_EQ(gemm.b.buffer, 0u);
+  EXPECT_TRUE(gemm.b.transposed);
+  EXPECT_EQ(gemm.b.ld, SizeExpr(3));
+  EXPECT_EQ(gemm.out, 3u);
+  EXPECT_EQ(gemm.bias, std::optional<BufferId>(1));
+  EXPECT_FALSE(gemm.residual);
+  EXPECT_EQ(gemm.activation, GemmActivation::Relu);
+  EXPECT_FALSE(gemm.after) << "cuBLASLt applies the whole epilogue";
+  EXPECT_FALSE(gemm.tf32);
+}
+
+// The residual's dims must be the output's for the planner to fuse its add
+// (two `?` of two arguments are two symbols), hence a static batch.
+constexpr llvm::StringLiteral BlockOnCuda = R"mlir(
+!x = tensor<2x5x3xf32, #mdl.device<cuda:0>>
+!w = tensor<3x4xf32, #mdl.device<cuda:0>>
+!b = tensor<4xf32, #mdl.device<cuda:0>>
+!y = tensor<2x5x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%w: !w, %b: !b, %x: !x, %r: !y) -> !y {
+  %m = mdl.matmul %x, %w : !x, !w -> !y
+  %a = mdl.add %m, %b : !y, !b -> !y
+  %s = mdl.add %r, %a : !y, !y -> !y
+  %g = mdl.gelu %s : !y
+  %t = mdl.add %g, %r : !y, !y -> !y
+  return %t : !y
+}
+)mlir";
+
+TEST_F(PartitionTest, WhatALibraryCannotApplyRunsAfterItInPlace) {
+  llvm::Expected<DevicePlan> p = plan(BlockOnCuda, {"w", "b"});
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->gemms.size(), 1u);
+  const GemmCall &gemm = p->gemms[0];
+  // x[2, 5, 3] @ w[3, 4] with w shared: one 10 x 4 product.
+  EXPECT_EQ(gemm.batch, SizeExpr(1));
+  EXPECT_EQ(gemm.m, SizeExpr(10));
+  EXPECT_EQ(gemm.a.batchStride, SizeExpr(0));
+  // bias, then the residual through C; the exact gelu and the second add
+  // are left over.
+  EXPECT_EQ(gemm.bias, std::optional<BufferId>(1));
+  EXPECT_EQ(gemm.residual, std::optional<BufferId>(3));
+  EXPECT_EQ(gemm.activation, GemmActivation::None);
+  ASSERT_TRUE(gemm.after);
+  EXPECT_EQ(gemm.after->kernel, gemm.label + "_after_library");
+  const std::string &source = p->devices[0].source;
+  size_t at = source.find("void " + gemm.after->kernel + "(");
+  ASSERT_NE(at, std::string::npos);
+  std::string after = source.substr(at, source.find("\n}\n", at) - at);
+  EXPECT_NE(after.find("mdl_gelu(out[i])"), std::string::npos) << after;
+  EXPECT_EQ(after.find("in1[c2]"), std::string::npos) << "no bias in it: " << after;
+  // The own kernels still do all of it, for when the library is not used.
+  EXPECT_EQ(p->steps.size(), 1u);
+  EXPECT_EQ(p->kernel(0, gemm.after->kernel)->category, "elementwise");
+}
+
+TEST_F(PartitionTest, BatchedOperandsKeepTheirStrides) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!a = tensor<?x5x3xf32, #mdl.device<cuda:0>>
+!b = tensor<?x4x3xf32, #mdl.device<cuda:0>>
+!y = tensor<?x5x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !a, %z: !b) -> !y {
+  %t = mdl.transpose %z {dim0 = 1 : i64, dim1 = 2 : i64} : !b -> tensor<?x3x4xf32, #mdl.device<cuda:0>>
+  %m = mdl.matmul %x, %t : !a, tensor<?x3x4xf32, #mdl.device<cuda:0>> -> !y
+  return %m : !y
+}
+)mlir");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->gemms.size(), 1u);
+  const GemmCall &gemm = p->gemms[0];
+  EXPECT_EQ(gemm.batch.str(), "B");
+  EXPECT_EQ(gemm.m, SizeExpr(5));
+  EXPECT_EQ(gemm.a.batchStride, SizeExpr(15));
+  EXPECT_TRUE(gemm.b.transposed);
+  EXPECT_EQ(gemm.b.ld, SizeExpr(3));
+  EXPECT_EQ(gemm.b.batchStride, SizeExpr(12));
+  EXPECT_FALSE(gemm.after);
+}
+
+TEST_F(PartitionTest, AnActivationCublasLtLacksRunsAfterIt) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<?x3xf32, #mdl.device<cuda:0>>
+!w = tensor<3x4xf32, #mdl.device<cuda:0>>
+!y = tensor<?x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%w: !w, %x: !x) -> !y {
+  %m = mdl.matmul %x, %w : !x, !w -> !y
+  %s = mdl.silu %m : !y
+  return %s : !y
+}
+)mlir",
+                                      {"w"});
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->gemms.size(), 1u);
+  EXPECT_FALSE(p->gemms[0].bias);
+  ASSERT_TRUE(p->gemms[0].after);
+  EXPECT_NE(p->devices[0].source.find("mdl_silu(out[i])"), std::string::npos);
+}
+
+TEST_F(PartitionTest, Conv2dStaysOnItsOwnImplicitGemm) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<?x2x6x6xf32, #mdl.device<cuda:0>>
+!w = tensor<3x2x3x3xf32, #mdl.device<cuda:0>>
+!y = tensor<?x3x4x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%w: !w, %x: !x) -> !y {
+  %c = mdl.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (!x, !w) -> !y
+  return %c : !y
+}
+)mlir",
+                                      {"w"});
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_TRUE(p->gemms.empty());
 }
 
 } // namespace

@@ -25,7 +25,8 @@ Buffer buffer(BufferId id, Device device, llvm::ArrayRef<SizeExpr> shape, Buffer
 }
 
 /// A plan with one of everything: state, input, a view, a cpu call, a copy,
-/// a launch with buffer and size arguments, two devices.
+/// a launch with buffer and size arguments, two devices, a GEMM a library
+/// can run.
 DevicePlan samplePlan() {
   SizeExpr b = SizeExpr::symbol("B");
   DevicePlan plan;
@@ -62,6 +63,25 @@ DevicePlan samplePlan() {
   info.bytesWritten = SizeExpr(16) * b;
   plan.devices.push_back(DeviceCode{0, "extern \"C\" __global__ void k0_matmul() {}\n", {info}});
   plan.devices.push_back(DeviceCode{1, "// nothing\n", {}});
+  GemmCall gemm;
+  gemm.device = 0;
+  gemm.firstStep = 2;
+  gemm.stepCount = 1;
+  gemm.m = b;
+  gemm.n = 4;
+  gemm.k = 3;
+  gemm.batch = 1;
+  gemm.a = {3, false, 3, 0};
+  gemm.b = {0, true, 3, 0};
+  gemm.out = 4;
+  gemm.residual = 3;
+  gemm.activation = GemmActivation::Relu;
+  gemm.tf32 = true;
+  gemm.label = "k0_matmul";
+  Launch after = launch;
+  after.kernel = "k0_matmul_after_library";
+  gemm.after = after;
+  plan.gemms.push_back(gemm);
   return plan;
 }
 
@@ -85,6 +105,28 @@ TEST(PlanJsonTest, RoundTrips) {
   EXPECT_EQ(std::get<Copy>(back->steps[1]).destination, 3u);
   EXPECT_EQ(back->kernel(0, "k0_matmul")->sourceLines[1], "mlp.mdl:9");
   EXPECT_EQ(back->deviceCode(1)->source, "// nothing\n");
+  ASSERT_EQ(back->gemms.size(), 1u);
+  const GemmCall &gemm = back->gemms[0];
+  EXPECT_EQ(gemm.firstStep, 2u);
+  EXPECT_TRUE(gemm.b.transposed);
+  EXPECT_EQ(gemm.b.ld, SizeExpr(3));
+  EXPECT_EQ(gemm.m, SizeExpr::symbol("B"));
+  EXPECT_EQ(gemm.residual, std::optional<BufferId>(3));
+  EXPECT_FALSE(gemm.bias);
+  EXPECT_EQ(gemm.activation, GemmActivation::Relu);
+  EXPECT_TRUE(gemm.tf32);
+  ASSERT_TRUE(gemm.after);
+  EXPECT_EQ(gemm.after->kernel, "k0_matmul_after_library");
+}
+
+TEST(PlanJsonTest, PlansWithoutGemmsStillRead) {
+  DevicePlan plan = samplePlan();
+  plan.gemms.clear();
+  std::string json = text(plan);
+  EXPECT_EQ(json.find("\"gemms\""), std::string::npos);
+  llvm::Expected<DevicePlan> back = parsePlan(json);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_TRUE(back->gemms.empty());
 }
 
 TEST(PlanJsonTest, BindsSymbolsAndFindsLastUses) {
@@ -124,6 +166,10 @@ TEST(PlanJsonTest, RejectsBrokenPlans) {
   expectRejected("\"device\": \"cpu\"", "\"device\": \"tpu:0\"", "expected cpu or cuda:N");
   expectRejected("\"ceildiv(B, 16)\"", "\"ceildiv(B,\"", "unparsable size expression");
   expectRejected("\"kind\": \"temporary\"", "\"kind\": \"scratch\"", "expected state, input");
+  expectRejected("\"activation\": \"relu\"", "\"activation\": \"swish\"",
+                 "expected none, relu or gelu_tanh");
+  expectRejected("\"first_step\": 2", "\"first_step\": 9", "expected an integer in range");
+  expectRejected("\"step_count\": 1", "\"step_count\": 2", "expected an integer in range");
   llvm::Expected<DevicePlan> notJson = parsePlan("{");
   ASSERT_FALSE(bool(notJson));
   llvm::consumeError(notJson.takeError());
