@@ -2,7 +2,9 @@
 //
 // Private to the checker: the built-ins' ids and table entries, and
 // BuiltinCall, which binds one call's arguments to the built-in's
-// parameters and applies its typing rule. The rules live by family:
+// parameters and applies its typing rule, which reads them by their slot
+// constants (BuiltinSlots.h, made from the same Builtins.def as the table).
+// The rules live by family:
 //   Builtins.cpp             the table, argument binding, argument accessors,
 //                            the dispatch (typeRule)
 //   BuiltinsElementwise.cpp  activations, math, reductions, where, losses
@@ -14,6 +16,7 @@
 #ifndef MODELC_SEMA_BUILTINCALL_H
 #define MODELC_SEMA_BUILTINCALL_H
 
+#include "sema/BuiltinSlots.h"
 #include "sema/Checker.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -84,12 +87,11 @@ enum class BI {
   Interpolate
 };
 
+/// One entry of Builtins.def.
 struct Spec {
   llvm::StringLiteral name;
   BI id;
   const char *params; // space-separated; a trailing `?` marks an optional one
-  /// What notes show for overloaded built-ins; otherwise `name(params)`.
-  const char *overloads = nullptr;
 };
 
 const Spec *findSpec(llvm::StringRef name);
@@ -102,7 +104,7 @@ public:
   BuiltinCall(Checker &c, const ast::CallExpr &call, const Spec &spec)
       : c(c), call(call), spec(spec) {
     llvm::SmallVector<llvm::StringRef, kMaxParams> parts;
-    llvm::StringRef(spec.params).split(parts, ' ');
+    llvm::StringRef(spec.params).split(parts, ' ', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef p : parts) {
       bool optional = p.consume_back("?");
       names.push_back(p);
@@ -145,6 +147,9 @@ private:
   const Value *tensor(size_t i);
   std::optional<int64_t> constInt(size_t i, int64_t dflt);
   std::optional<Dim> dimValue(size_t i);
+  /// A dim of `x` as a constant int, negative ones counting from the end
+  /// (from one past it where `allowEnd`, as `unsqueeze` inserts).
+  std::optional<unsigned> dimArg(size_t i, const Value &x, bool allowEnd = false);
   std::optional<std::pair<Dim, Dim>> pair(size_t i, std::optional<int64_t> dflt);
   std::optional<ast::DType> dtypeArg(size_t i, ast::DType dflt);
   /// A compile-time number: a constant int or a float literal.
@@ -183,8 +188,12 @@ private:
   Value triangle();
   Value pad();
   std::optional<Dim> single(size_t i, int64_t dflt);
-  std::optional<Device> convOperands(size_t spatial, const Value *&x, const Value *&w,
-                                     const Value *&b);
+  /// x, weight and bias of a convolution over `spatial` dims, of one dtype
+  /// and device; `weightRank` is what E0403 expects of the weight.
+  std::optional<Device> convOperands(size_t spatial, llvm::StringRef weightRank, const Value *&x,
+                                     const Value *&w, const Value *&b);
+  /// E0407 unless every stride and the group count is positive (or symbolic).
+  bool positiveStrides(std::initializer_list<Dim> strides, Dim groups);
   bool convChannels(const Value &x, const Value &w, const Value *b, Dim inChannels, Dim expectedIn,
                     Dim outChannels, llvm::StringRef weightLayout);
   bool nonEmpty(const Value &x, const Shape &shape, size_t spatial);

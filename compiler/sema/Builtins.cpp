@@ -26,68 +26,29 @@ using namespace modelc::sema::detail;
 
 namespace modelc::sema::detail {
 
+// The parameter lists as calls write them ("x dim? keepdim? "), from the
+// same list as the slot constants (BuiltinSlots.h).
+#define REQ(param) #param " "
+#define OPT(param) #param "? "
+#define BUILTIN(name, id, params) {#name, BI::id, params},
 constexpr Spec kBuiltins[] = {
-    {"relu", BI::Relu, "x"},
-    {"gelu", BI::Gelu, "x"},
-    {"silu", BI::Silu, "x"},
-    {"tanh", BI::Tanh, "x"},
-    {"sigmoid", BI::Sigmoid, "x"},
-    {"exp", BI::Exp, "x"},
-    {"log", BI::Log, "x"},
-    {"sqrt", BI::Sqrt, "x"},
-    {"abs", BI::Abs, "x"},
-    {"neg", BI::Neg, "x"},
-    {"sum", BI::Sum, "x dim? keepdim?"},
-    {"mean", BI::Mean, "x dim? keepdim?"},
-    {"max", BI::Max, "x dim? keepdim?"},
-    {"min", BI::Min, "x dim? keepdim?"},
-    {"softmax", BI::Softmax, "x dim"},
-    {"log_softmax", BI::LogSoftmax, "x dim"},
-    {"reshape", BI::Reshape, "x shape"},
-    {"flatten", BI::Flatten, "x start_dim? end_dim?"},
-    {"transpose", BI::Transpose, "x dim0 dim1"},
-    {"permute", BI::Permute, "x dims"},
-    {"unsqueeze", BI::Unsqueeze, "x dim"},
-    {"squeeze", BI::Squeeze, "x dim?"},
-    {"concat", BI::Concat, "tensors dim?"},
-    {"stack", BI::Stack, "tensors dim?"},
-    {"conv2d", BI::Conv2d, "x weight bias? stride? padding? dilation? groups?"},
-    {"max_pool2d", BI::MaxPool2d, "x kernel_size stride? padding?"},
-    {"avg_pool2d", BI::AvgPool2d, "x kernel_size stride? padding?"},
-    {"adaptive_avg_pool2d", BI::AdaptiveAvgPool2d, "x output_size"},
-    {"layer_norm", BI::LayerNorm, "x weight bias eps?"},
-    {"batch_norm", BI::BatchNorm, "x mean var weight bias eps?"},
-    {"embedding", BI::Embedding, "indices table"},
-    {"gather", BI::Gather, "x dim index"},
-    {"index_select", BI::IndexSelect, "x dim index"},
-    {"where", BI::Where, "mask a b"},
-    {"cross_entropy", BI::CrossEntropy, "logits target weight?"},
-    {"nll_loss", BI::NllLoss, "logp target weight?"},
-    {"zeros", BI::Zeros, "shape dtype?"},
-    {"ones", BI::Ones, "shape dtype?"},
-    {"full", BI::Full, "shape value dtype?"},
-    {"randn", BI::Randn, "shape seed? dtype?"},
-    {"arange", BI::Arange, "start? end? step? dtype?",
-     "arange(end, dtype: i64)` or `arange(start, end, step: 1, dtype: i64)"},
-    {"eye", BI::Eye, "n dtype?"},
-    {"cast", BI::Cast, "x dtype"},
-    {"to", BI::To, "x device"},
-    {"dropout", BI::Dropout, "x p?"},
-    {"matmul", BI::Matmul, "a b"},
-    // PyTorch's names and signatures for what a port needs (torch.cat, ...).
-    {"cat", BI::Concat, "tensors dim?"},
-    {"split", BI::Split, "x split_size_or_sections dim?"},
-    {"chunk", BI::Chunk, "x chunks dim?"},
-    {"masked_fill", BI::MaskedFill, "x mask value"},
-    {"triu", BI::Triu, "x diagonal?"},
-    {"tril", BI::Tril, "x diagonal?"},
-    {"pad", BI::Pad, "x pad mode? value?"},
-    {"conv1d", BI::Conv1d, "x weight bias? stride? padding? dilation? groups?"},
-    {"conv_transpose2d", BI::ConvTranspose2d,
-     "x weight bias? stride? padding? output_padding? groups? dilation?"},
-    {"group_norm", BI::GroupNorm, "x num_groups weight? bias? eps?"},
-    {"interpolate", BI::Interpolate, "x size? scale_factor? mode? align_corners?"},
+#include "sema/Builtins.def"
 };
+#undef BUILTIN
+#undef OPT
+#undef REQ
+
+constexpr bool fitsSlots() {
+  for (const Spec &s : kBuiltins) {
+    size_t count = 0;
+    for (const char *p = s.params; *p; ++p)
+      count += *p == ' ';
+    if (count > kMaxParams)
+      return false;
+  }
+  return true;
+}
+static_assert(fitsSlots(), "a built-in has more parameters than BuiltinCall has slots");
 
 const Spec *findSpec(llvm::StringRef name) {
   for (const Spec &s : kBuiltins)
@@ -185,6 +146,13 @@ std::optional<int64_t> BuiltinCall::constInt(size_t i, int64_t dflt) {
       return k;
   c.diags_.report(DiagId::ExpectedConstant, rangeOf(i), names[i], c.typeStr(v));
   return std::nullopt;
+}
+
+std::optional<unsigned> BuiltinCall::dimArg(size_t i, const Value &x, bool allowEnd) {
+  std::optional<int64_t> d = constInt(i, 0);
+  if (!d)
+    return std::nullopt;
+  return c.normalizeDim(*d, x, rangeOf(i), allowEnd);
 }
 
 std::optional<Dim> BuiltinCall::dimValue(size_t i) {
@@ -407,7 +375,7 @@ Value BuiltinCall::typeRule(const Device *placement, const DeviceOrigin *placeme
   case BI::To:
     return to();
   case BI::Matmul:
-    return c.checkMatmul(call, "matmul", val(0), val(1));
+    return c.checkMatmul(call, "matmul", val(slot::matmul::a), val(slot::matmul::b));
   case BI::Split:
     return split(false);
   case BI::Chunk:
@@ -477,8 +445,8 @@ Value Checker::checkBuiltinCall(const ast::CallExpr &call, llvm::StringRef name,
 }
 
 std::string BuiltinCall::signatureOf(const Spec &spec) {
-  if (spec.overloads)
-    return spec.overloads;
+  if (spec.id == BI::Arange) // PyTorch's two overloads
+    return "arange(end, dtype: i64)` or `arange(start, end, step: 1, dtype: i64)";
   llvm::SmallVector<llvm::StringRef, kMaxParams> params;
   llvm::StringRef(spec.params).split(params, ' ', -1, /*KeepEmpty=*/false);
   return spec.name.str() + "(" + llvm::join(params, ", ") + ")";

@@ -29,84 +29,43 @@ static bool positive(Dim d) {
   return !k || *k > 0;
 }
 
+/// F.conv2d: x [N, C, H, W] (or unbatched), weight [out, C / groups, kH, kW].
 Value BuiltinCall::conv2d() {
-  const Value *x = tensor(0), *w = tensor(1);
-  const Value *b = has(2) ? tensor(2) : nullptr;
-  if (!x || !w || (has(2) && !b))
-    return failed();
-  if (!floating(*x) || !c.requireSameDType(spec.name, *w, *x) ||
-      (b && !c.requireSameDType(spec.name, *w, *b)))
-    return failed();
-  std::optional<Device> dev = devices({x, w, b});
+  namespace P = slot::conv2d;
+  const Value *x, *w, *b;
+  std::optional<Device> dev = convOperands(2, "4 ([out, in/groups, kH, kW])", x, w, b);
   if (!dev)
     return failed();
-  size_t xr = x->type.rank();
-  if (x->type.shape.hasPack() || (xr != 3 && xr != 4)) {
-    c.diags_.report(DiagId::RankMismatch, x->range(), spec.name, "4 ([N, C, H, W])", xr)
-        .primary(c.typeStr(*x));
-    return failed();
-  }
-  if (w->type.rank() != 4 || w->type.shape.hasPack()) {
-    c.diags_
-        .report(DiagId::RankMismatch, w->range(), spec.name, "4 ([out, in/groups, kH, kW])",
-                w->type.rank())
-        .primary(c.typeStr(*w));
-    return failed();
-  }
-  auto stride = pair(3, 1), padding = pair(4, 0), dilation = pair(5, 1);
+  auto stride = pair(P::stride, 1), padding = pair(P::padding, 0), dilation = pair(P::dilation, 1);
   // Like stride, groups may be a model argument (`groups: g`).
-  std::optional<Dim> groups = given[6] ? dimValue(6) : std::optional<Dim>(Dim::constant(1));
-  if (!stride || !padding || !dilation || !groups)
+  std::optional<Dim> groups = has(P::groups) ? dimValue(P::groups) : Dim::constant(1);
+  if (!stride || !padding || !dilation || !groups ||
+      !positiveStrides({stride->first, stride->second}, *groups))
     return failed();
-  if (!positive(stride->first) || !positive(stride->second) || !positive(*groups)) {
-    c.diags_.report(DiagId::ConvShapeMismatch, call.range, spec.name,
-                    "stride and groups must be positive");
-    return failed();
-  }
   const auto &xd = x->type.shape.dims, &wd = w->type.shape.dims;
-  size_t cAxis = xr - 3;
-  Dim inChannels = xd[cAxis];
-  Dim expected = wd[1] * *groups;
-  if (inChannels != expected) {
-    c.diags_
-        .report(DiagId::ConvShapeMismatch, x->range(), spec.name,
-                "the input has " + inChannels.str() + " channels but the weight expects " +
-                    expected.str())
-        .primary(c.typeStr(*x))
-        .label(w->range(), c.typeStr(*w));
+  size_t cAxis = xd.size() - 3;
+  if (!convChannels(*x, *w, b, xd[cAxis], wd[1] * *groups, wd[0], ""))
     return failed();
-  }
-  if (b && (b->type.rank() != 1 || b->type.shape.dims[0] != wd[0])) {
-    c.diags_
-        .report(DiagId::ConvShapeMismatch, b->range(), spec.name,
-                "the bias must have shape [" + wd[0].str() + "]")
-        .primary(c.typeStr(*b))
-        .label(w->range(), c.typeStr(*w));
-    return failed();
-  }
   Shape shape;
-  if (xr == 4)
+  if (xd.size() == 4)
     shape.dims.push_back(xd[0]);
   shape.dims.push_back(wd[0]);
   shape.dims.push_back(
       convOut(xd[cAxis + 1], wd[2], stride->first, padding->first, dilation->first));
   shape.dims.push_back(
       convOut(xd[cAxis + 2], wd[3], stride->second, padding->second, dilation->second));
-  for (size_t k = shape.dims.size() - 2; k < shape.dims.size(); ++k) {
-    std::optional<int64_t> size = shape.dims[k].asConstant();
-    if (size && *size <= 0) {
-      c.diags_
-          .report(DiagId::ConvShapeMismatch, x->range(), spec.name,
-                  "the output would be empty (size " + std::to_string(*size) + ")")
-          .primary(c.typeStr(*x));
-      return failed();
-    }
-  }
+  if (!nonEmpty(*x, shape, 2))
+    return failed();
   return result(x->type.dtype, std::move(shape), *dev, *w);
 }
 
 Value BuiltinCall::pool(bool adaptive) {
-  const Value *x = tensor(0);
+  namespace P = slot::max_pool2d;
+  static_assert(slot::same(P::x, slot::avg_pool2d::x, slot::adaptive_avg_pool2d::x) &&
+                slot::same(P::kernel_size, slot::avg_pool2d::kernel_size) &&
+                slot::same(P::stride, slot::avg_pool2d::stride) &&
+                slot::same(P::padding, slot::avg_pool2d::padding));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
   if (spec.id != BI::MaxPool2d && !floating(*x))
@@ -120,7 +79,8 @@ Value BuiltinCall::pool(bool adaptive) {
   Shape shape = x->type.shape;
   size_t h = shape.dims.size() - 2;
   if (adaptive) {
-    const Value &out = val(1);
+    constexpr size_t kOutputSize = slot::adaptive_avg_pool2d::output_size;
+    const Value &out = val(kOutputSize);
     if (out.type.kind() == Type::Kind::Int && out.type.intValue) {
       shape.dims[h] = shape.dims[h + 1] = *out.type.intValue;
     } else if ((out.type.kind() == Type::Kind::List || out.type.kind() == Type::Kind::Tuple) &&
@@ -129,20 +89,21 @@ Value BuiltinCall::pool(bool adaptive) {
       shape.dims[h] = *(*out.type.elements)[0].intValue;
       shape.dims[h + 1] = *(*out.type.elements)[1].intValue;
     } else {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "output_size", c.typeStr(out));
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(kOutputSize), "output_size",
+                      c.typeStr(out));
       return failed();
     }
     return result(x->type.dtype, std::move(shape), x->type.dev, *x);
   }
-  auto kernel = pair(1, std::nullopt);
+  auto kernel = pair(P::kernel_size, std::nullopt);
   if (!kernel)
     return failed();
-  auto stride = pair(2, std::nullopt);
-  if (has(2) && !stride)
+  auto stride = pair(P::stride, std::nullopt);
+  if (has(P::stride) && !stride)
     return failed();
   if (!stride)
     stride = kernel;
-  auto padding = pair(3, 0);
+  auto padding = pair(P::padding, 0);
   if (!padding)
     return failed();
   if (!positive(kernel->first) || !positive(kernel->second) || !positive(stride->first) ||
@@ -159,7 +120,8 @@ Value BuiltinCall::pool(bool adaptive) {
 }
 
 Value BuiltinCall::layerNorm() {
-  const Value *x = tensor(0), *w = tensor(1), *b = tensor(2);
+  namespace P = slot::layer_norm;
+  const Value *x = tensor(P::x), *w = tensor(P::weight), *b = tensor(P::bias);
   if (!x || !w || !b)
     return failed();
   if (!floating(*x) || !c.requireSameDType(spec.name, *w, *x) ||
@@ -184,8 +146,9 @@ Value BuiltinCall::layerNorm() {
 }
 
 Value BuiltinCall::batchNorm() {
-  const Value *x = tensor(0);
-  const Value *stats[4] = {tensor(1), tensor(2), tensor(3), tensor(4)};
+  namespace P = slot::batch_norm;
+  const Value *x = tensor(P::x);
+  const Value *stats[4] = {tensor(P::mean), tensor(P::var), tensor(P::weight), tensor(P::bias)};
   if (!x || llvm::is_contained(stats, nullptr))
     return failed();
   if (!floating(*x))
@@ -240,11 +203,15 @@ std::optional<Dim> BuiltinCall::single(size_t i, int64_t dflt) {
 
 /// The operands of a convolution: x [N, C, ...] (or unbatched), the weight
 /// of rank `spatial` + 2, the optional bias, one dtype, one device.
-std::optional<Device> BuiltinCall::convOperands(size_t spatial, const Value *&x, const Value *&w,
-                                                const Value *&b) {
-  x = tensor(0), w = tensor(1);
-  b = has(2) ? tensor(2) : nullptr;
-  if (!x || !w || (has(2) && !b))
+std::optional<Device> BuiltinCall::convOperands(size_t spatial, llvm::StringRef weightRank,
+                                                const Value *&x, const Value *&w, const Value *&b) {
+  namespace P = slot::conv2d;
+  static_assert(slot::same(P::x, slot::conv1d::x, slot::conv_transpose2d::x) &&
+                slot::same(P::weight, slot::conv1d::weight, slot::conv_transpose2d::weight) &&
+                slot::same(P::bias, slot::conv1d::bias, slot::conv_transpose2d::bias));
+  x = tensor(P::x), w = tensor(P::weight);
+  b = has(P::bias) ? tensor(P::bias) : nullptr;
+  if (!x || !w || (has(P::bias) && !b))
     return std::nullopt;
   if (!floating(*x) || !c.requireSameDType(spec.name, *w, *x) ||
       (b && !c.requireSameDType(spec.name, *w, *b)))
@@ -259,16 +226,23 @@ std::optional<Device> BuiltinCall::convOperands(size_t spatial, const Value *&x,
     return std::nullopt;
   }
   if (w->type.rank() != spatial + 2 || w->type.shape.hasPack()) {
-    c.diags_
-        .report(DiagId::RankMismatch, w->range(), spec.name, std::to_string(spatial + 2),
-                w->type.rank())
+    c.diags_.report(DiagId::RankMismatch, w->range(), spec.name, weightRank, w->type.rank())
         .primary(c.typeStr(*w));
     return std::nullopt;
   }
   return dev;
 }
 
-/// The channel checks shared by conv1d and conv_transpose2d.
+bool BuiltinCall::positiveStrides(std::initializer_list<Dim> strides, Dim groups) {
+  if (llvm::all_of(strides, positive) && positive(groups))
+    return true;
+  c.diags_.report(DiagId::ConvShapeMismatch, call.range, spec.name,
+                  "stride and groups must be positive");
+  return false;
+}
+
+/// The channel checks of the convolutions; `weightLayout` (when not empty)
+/// labels the weight.
 bool BuiltinCall::convChannels(const Value &x, const Value &w, const Value *b, Dim inChannels,
                                Dim expectedIn, Dim outChannels, llvm::StringRef weightLayout) {
   if (inChannels != expectedIn) {
@@ -277,7 +251,8 @@ bool BuiltinCall::convChannels(const Value &x, const Value &w, const Value *b, D
                 "the input has " + inChannels.str() + " channels but the weight expects " +
                     expectedIn.str())
         .primary(c.typeStr(x))
-        .label(w.range(), c.typeStr(w) + ": " + weightLayout.str());
+        .label(w.range(),
+               weightLayout.empty() ? c.typeStr(w) : c.typeStr(w) + ": " + weightLayout.str());
     return false;
   }
   if (b && (b->type.rank() != 1 || b->type.shape.dims[0] != outChannels)) {
@@ -307,19 +282,15 @@ bool BuiltinCall::nonEmpty(const Value &x, const Shape &shape, size_t spatial) {
 
 /// F.conv1d: x [N, C, L], weight [out, C / groups, k].
 Value BuiltinCall::conv1d() {
+  namespace P = slot::conv1d;
   const Value *x, *w, *b;
-  std::optional<Device> dev = convOperands(1, x, w, b);
+  std::optional<Device> dev = convOperands(1, "3", x, w, b);
   if (!dev)
     return failed();
-  std::optional<Dim> stride = single(3, 1), padding = single(4, 0), dilation = single(5, 1),
-                     groups = single(6, 1);
-  if (!stride || !padding || !dilation || !groups)
+  std::optional<Dim> stride = single(P::stride, 1), padding = single(P::padding, 0),
+                     dilation = single(P::dilation, 1), groups = single(P::groups, 1);
+  if (!stride || !padding || !dilation || !groups || !positiveStrides({*stride}, *groups))
     return failed();
-  if (!positive(*stride) || !positive(*groups)) {
-    c.diags_.report(DiagId::ConvShapeMismatch, call.range, spec.name,
-                    "stride and groups must be positive");
-    return failed();
-  }
   const auto &xd = x->type.shape.dims, &wd = w->type.shape.dims;
   size_t cAxis = xd.size() - 2;
   if (!convChannels(*x, *w, b, xd[cAxis], wd[1] * *groups, wd[0], "[out, in / groups, kernel]"))
@@ -337,24 +308,24 @@ Value BuiltinCall::conv1d() {
 /// F.conv_transpose2d: x [N, in, H, W], weight [in, out / groups, kH, kW];
 /// H_out = (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1.
 Value BuiltinCall::convTranspose2d() {
+  namespace P = slot::conv_transpose2d;
   const Value *x, *w, *b;
-  std::optional<Device> dev = convOperands(2, x, w, b);
+  std::optional<Device> dev = convOperands(2, "4", x, w, b);
   if (!dev)
     return failed();
-  auto stride = pair(3, 1), padding = pair(4, 0), outputPadding = pair(5, 0), dilation = pair(7, 1);
-  std::optional<Dim> groups = single(6, 1);
-  if (!stride || !padding || !outputPadding || !dilation || !groups)
+  auto stride = pair(P::stride, 1), padding = pair(P::padding, 0),
+       outputPadding = pair(P::output_padding, 0), dilation = pair(P::dilation, 1);
+  std::optional<Dim> groups = single(P::groups, 1);
+  if (!stride || !padding || !outputPadding || !dilation || !groups ||
+      !positiveStrides({stride->first, stride->second}, *groups))
     return failed();
-  if (!positive(stride->first) || !positive(stride->second) || !positive(*groups)) {
-    c.diags_.report(DiagId::ConvShapeMismatch, call.range, spec.name,
-                    "stride and groups must be positive");
-    return failed();
-  }
   for (auto [op, s, d] : {std::tuple{outputPadding->first, stride->first, dilation->first},
                           std::tuple{outputPadding->second, stride->second, dilation->second}}) {
     std::optional<int64_t> o = op.asConstant(), sk = s.asConstant(), dk = d.asConstant();
     if (o && sk && dk && *o >= std::max(*sk, *dk)) {
-      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(5), "output_padding", spec.name)
+      c.diags_
+          .report(DiagId::InvalidArgumentValue, rangeOf(P::output_padding), "output_padding",
+                  spec.name)
           .primary("must be smaller than the stride or the dilation");
       return failed();
     }
@@ -384,9 +355,11 @@ Value BuiltinCall::convTranspose2d() {
 /// F.group_norm: x [N, C, ...] normalised over each of `num_groups` groups
 /// of C / num_groups channels (and every position); weight and bias [C].
 Value BuiltinCall::groupNorm() {
-  const Value *x = tensor(0);
-  const Value *w = has(2) ? tensor(2) : nullptr, *b = has(3) ? tensor(3) : nullptr;
-  if (!x || (has(2) && !w) || (has(3) && !b))
+  namespace P = slot::group_norm;
+  const Value *x = tensor(P::x);
+  const Value *w = has(P::weight) ? tensor(P::weight) : nullptr,
+              *b = has(P::bias) ? tensor(P::bias) : nullptr;
+  if (!x || (has(P::weight) && !w) || (has(P::bias) && !b))
     return failed();
   if (!floating(*x) || (w && !c.requireSameDType(spec.name, *x, *w)) ||
       (b && !c.requireSameDType(spec.name, *x, *b)))
@@ -399,16 +372,17 @@ Value BuiltinCall::groupNorm() {
                     x->type.rank());
     return failed();
   }
-  if (has(4)) {
-    Type::Kind k = val(4).type.kind();
+  if (has(P::eps)) {
+    Type::Kind k = val(P::eps).type.kind();
     if (k != Type::Kind::Float && k != Type::Kind::Int) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(4), "float", c.typeStr(val(4)));
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(P::eps), "float", c.typeStr(val(P::eps)));
       return failed();
     }
   }
-  const Value &groupsArg = val(1);
+  const Value &groupsArg = val(P::num_groups);
   if (groupsArg.type.kind() != Type::Kind::Int || !groupsArg.type.intValue) {
-    c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "num_groups", c.typeStr(groupsArg));
+    c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::num_groups), "num_groups",
+                    c.typeStr(groupsArg));
     return failed();
   }
   Dim groups = *groupsArg.type.intValue, channels = x->type.shape.dims[1];
@@ -416,7 +390,7 @@ Value BuiltinCall::groupNorm() {
   // Symbolic counts (a generic GroupNorm) are checked when the model is run.
   bool divides = g && ch ? *g > 0 && *ch % *g == 0 : true;
   if (!divides) {
-    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "num_groups", spec.name)
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::num_groups), "num_groups", spec.name)
         .primary(groups.str() + " groups do not divide " + channels.str() + " channels")
         .label(x->range(), c.typeStr(*x));
     return failed();
@@ -437,10 +411,12 @@ Value BuiltinCall::groupNorm() {
 /// F.interpolate of [N, C, L] (`nearest`, `linear`) or [N, C, H, W]
 /// (`nearest`, `bilinear`) to `size`, or by `scale_factor` (floor(in * s)).
 Value BuiltinCall::interpolate() {
-  const Value *x = tensor(0);
+  namespace P = slot::interpolate;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  std::optional<llvm::StringRef> mode = modeArg(3, "nearest", {"nearest", "linear", "bilinear"});
+  std::optional<llvm::StringRef> mode =
+      modeArg(P::mode, "nearest", {"nearest", "linear", "bilinear"});
   if (!mode)
     return failed();
   size_t rank = x->type.rank();
@@ -457,26 +433,29 @@ Value BuiltinCall::interpolate() {
   }
   if (*mode != "nearest" && !floating(*x))
     return failed();
-  if (has(4)) {
+  if (has(P::align_corners)) {
     if (*mode == "nearest") {
-      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(4), "align_corners", spec.name)
+      c.diags_
+          .report(DiagId::InvalidArgumentValue, rangeOf(P::align_corners), "align_corners",
+                  spec.name)
           .primary("only the linear modes take `align_corners`");
       return failed();
     }
-    if (!llvm::isa_and_present<ast::BoolLitExpr>(args[4].expr)) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(4), "`true` or `false`", c.typeStr(val(4)));
+    if (!llvm::isa_and_present<ast::BoolLitExpr>(args[P::align_corners].expr)) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(P::align_corners), "`true` or `false`",
+                      c.typeStr(val(P::align_corners)));
       return failed();
     }
   }
-  if (has(1) == has(2)) {
+  if (has(P::size) == has(P::scale_factor)) {
     c.diags_
-        .report(DiagId::InvalidArgumentValue, has(1) ? rangeOf(2) : call.range,
-                has(1) ? "scale_factor" : "size", spec.name)
+        .report(DiagId::InvalidArgumentValue, has(P::size) ? rangeOf(P::scale_factor) : call.range,
+                has(P::size) ? "scale_factor" : "size", spec.name)
         .primary("give either `size` or `scale_factor`");
     return failed();
   }
-  size_t spatial = rank - 2, slot = has(1) ? 1 : 2;
-  const Value &arg = val(slot);
+  size_t spatial = rank - 2, sizing = has(P::size) ? P::size : P::scale_factor;
+  const Value &arg = val(sizing);
   std::vector<Type> items;
   if ((arg.type.kind() == Type::Kind::List || arg.type.kind() == Type::Kind::Tuple) &&
       arg.type.elements)
@@ -484,32 +463,35 @@ Value BuiltinCall::interpolate() {
   else
     items.assign(spatial, arg.type);
   if (items.size() != spatial) {
-    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(slot), names[slot], spec.name)
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(sizing), names[sizing], spec.name)
         .primary("needs one entry per spatial dim (" + std::to_string(spatial) + ")");
     return failed();
   }
-  auto *list = llvm::dyn_cast_if_present<ast::ListExpr>(args[slot].expr);
+  auto *list = llvm::dyn_cast_if_present<ast::ListExpr>(args[sizing].expr);
   Shape shape = x->type.shape;
   for (size_t k = 0; k < spatial; ++k) {
     const Type &e = items[k];
     Dim &d = shape.dims[2 + k];
     if (e.kind() == Type::Kind::Int && e.intValue) {
-      d = slot == 1 ? *e.intValue : d * *e.intValue;
+      d = sizing == P::size ? *e.intValue : d * *e.intValue;
       continue;
     }
     // A float scale: a literal, and the input size must be known.
     const ast::Expr *at =
-        list && k < list->elements.size() ? list->elements[k].get() : args[slot].expr;
+        list && k < list->elements.size() ? list->elements[k].get() : args[sizing].expr;
     auto *f = llvm::dyn_cast_if_present<ast::FloatLitExpr>(at);
     std::optional<int64_t> in = d.asConstant();
-    if (slot == 2 && f && f->value > 0 && (in || f->value == std::floor(f->value))) {
+    if (sizing == P::scale_factor && f && f->value > 0 &&
+        (in || f->value == std::floor(f->value))) {
       d = in ? Dim::constant(int64_t(std::floor(double(*in) * f->value)))
              : d * Dim::constant(int64_t(f->value));
       continue;
     }
-    c.diags_.report(DiagId::ExpectedConstant, at ? at->range : rangeOf(slot), names[slot], e.str())
-        .primary(slot == 1 ? "sizes are ints"
-                           : "a scale is an int, or a float literal on a dim of known size");
+    c.diags_
+        .report(DiagId::ExpectedConstant, at ? at->range : rangeOf(sizing), names[sizing], e.str())
+        .primary(sizing == P::size
+                     ? "sizes are ints"
+                     : "a scale is an int, or a float literal on a dim of known size");
     return failed();
   }
   return result(x->type.dtype, std::move(shape), x->type.dev, *x);

@@ -16,12 +16,13 @@ namespace modelc::sema::detail {
 /// length is ceil((end - start) / step), symbolic when the bounds are and
 /// the step is a constant int. Float bounds make the default dtype f32.
 std::optional<Dim> BuiltinCall::arangeLength(ast::DType &dflt) {
+  namespace P = slot::arange;
   dflt = ast::DType::I64;
-  if (!has(0) && !has(1)) {
-    reportMissing(1);
+  if (!has(P::start) && !has(P::end)) {
+    reportMissing(P::end);
     return std::nullopt;
   }
-  for (size_t i : {0, 1, 2}) {
+  for (size_t i : {P::start, P::end, P::step}) {
     if (!has(i))
       continue;
     Type::Kind k = val(i).type.kind();
@@ -39,22 +40,22 @@ std::optional<Dim> BuiltinCall::arangeLength(ast::DType &dflt) {
     return std::nullopt;
   }
   // One bound is the end (`arange(5)`, `arange(end: 5)`).
-  size_t startSlot = 0, endSlot = 1;
-  bool startGiven = has(0) && has(1);
-  if (!has(1))
-    endSlot = 0;
-  std::optional<double> step = has(2) ? number(2) : std::optional<double>(1);
+  size_t startSlot = P::start, endSlot = P::end;
+  bool startGiven = has(P::start) && has(P::end);
+  if (!has(P::end))
+    endSlot = P::start;
+  std::optional<double> step = has(P::step) ? number(P::step) : std::optional<double>(1);
   if (!step) {
-    c.diags_.report(DiagId::ExpectedConstant, rangeOf(2), "step", c.typeStr(val(2)))
+    c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::step), "step", c.typeStr(val(P::step)))
         .primary("the step must be known to size the result");
     return std::nullopt;
   }
   if (*step == 0) {
-    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(2), "step", spec.name)
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::step), "step", spec.name)
         .primary("the step must not be zero");
     return std::nullopt;
   }
-  bool intStep = has(2) ? val(2).type.kind() == Type::Kind::Int : true;
+  bool intStep = has(P::step) ? val(P::step).type.kind() == Type::Kind::Int : true;
   auto dimOf = [&](size_t i) -> std::optional<Dim> {
     if (val(i).type.kind() == Type::Kind::Int)
       return val(i).type.intValue;
@@ -105,45 +106,57 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
       return failed();
     shape.dims.push_back(*length);
   }
-  size_t dtypeSlot = spec.id == BI::Full || spec.id == BI::Randn ? 2
-                     : spec.id == BI::Arange                     ? 3
-                                                                 : 1;
+  static_assert(
+      slot::same(slot::zeros::shape, slot::ones::shape, slot::full::shape, slot::randn::shape) &&
+      slot::same(slot::zeros::dtype, slot::ones::dtype));
+  size_t dtypeSlot = slot::zeros::dtype;
+  if (spec.id == BI::Full)
+    dtypeSlot = slot::full::dtype;
+  else if (spec.id == BI::Randn)
+    dtypeSlot = slot::randn::dtype;
+  else if (spec.id == BI::Arange)
+    dtypeSlot = slot::arange::dtype;
+  else if (spec.id == BI::Eye)
+    dtypeSlot = slot::eye::dtype;
   std::optional<ast::DType> dtype = dtypeArg(dtypeSlot, dflt);
   if (!dtype)
     return failed();
   if (spec.id == BI::Arange) {
     // sized above
   } else if (spec.id == BI::Eye) {
-    std::optional<Dim> n = dimValue(0);
+    std::optional<Dim> n = dimValue(slot::eye::n);
     if (!n)
       return failed();
     shape.dims.push_back(*n);
     if (spec.id == BI::Eye)
       shape.dims.push_back(*n);
   } else {
-    std::optional<Shape> s = shapeArg(0, /*allowInfer=*/false);
+    std::optional<Shape> s = shapeArg(slot::zeros::shape, /*allowInfer=*/false);
     if (!s)
       return failed();
     shape = std::move(*s);
   }
   if (spec.id == BI::Randn) {
     if (!ast::isFloating(*dtype)) {
-      c.diags_.report(DiagId::ExpectedFloatDType, given[2] ? rangeOf(2) : call.range, spec.name,
-                      ast::dtypeName(*dtype));
+      constexpr size_t kDType = slot::randn::dtype;
+      c.diags_.report(DiagId::ExpectedFloatDType, has(kDType) ? rangeOf(kDType) : call.range,
+                      spec.name, ast::dtypeName(*dtype));
       return failed();
     }
-    if (has(1) && val(1).type.kind() != Type::Kind::Int) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "int", c.typeStr(val(1)));
+    constexpr size_t kSeed = slot::randn::seed;
+    if (has(kSeed) && val(kSeed).type.kind() != Type::Kind::Int) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(kSeed), "int", c.typeStr(val(kSeed)));
       return failed();
     }
   }
   if (spec.id == BI::Full) {
-    Type::Kind k = val(1).type.kind();
+    constexpr size_t kValue = slot::full::value;
+    Type::Kind k = val(kValue).type.kind();
     bool ok = k == Type::Kind::Int || k == Type::Kind::Bool ||
               (k == Type::Kind::Float && ast::isFloating(*dtype));
     if (!ok) {
-      c.diags_.report(DiagId::DTypeMismatch, rangeOf(1), c.typeStr(val(1)), ast::dtypeName(*dtype),
-                      spec.name);
+      c.diags_.report(DiagId::DTypeMismatch, rangeOf(kValue), c.typeStr(val(kValue)),
+                      ast::dtypeName(*dtype), spec.name);
       return failed();
     }
   }

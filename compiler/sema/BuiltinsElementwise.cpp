@@ -16,7 +16,11 @@ using llvm::dyn_cast;
 namespace modelc::sema::detail {
 
 Value BuiltinCall::elementwise(bool floatOnly) {
-  const Value *x = tensor(0);
+  namespace P = slot::relu;
+  static_assert(slot::same(P::x, slot::gelu::x, slot::silu::x, slot::tanh::x, slot::sigmoid::x,
+                           slot::exp::x, slot::log::x, slot::sqrt::x, slot::abs::x, slot::neg::x,
+                           slot::dropout::x));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
   if (floatOnly ? !floating(*x) : x->type.dtype == ast::DType::Bool) {
@@ -25,10 +29,10 @@ Value BuiltinCall::elementwise(bool floatOnly) {
           .primary("argument of `" + spec.name.str() + "`");
     return failed();
   }
-  if (spec.id == BI::Dropout && has(1)) {
-    Type::Kind k = val(1).type.kind();
-    if (k != Type::Kind::Float && k != Type::Kind::Int) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "float", c.typeStr(val(1)));
+  if (spec.id == BI::Dropout && has(slot::dropout::p)) {
+    const Value &p = val(slot::dropout::p);
+    if (p.type.kind() != Type::Kind::Float && p.type.kind() != Type::Kind::Int) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::dropout::p), "float", c.typeStr(p));
       return failed();
     }
   }
@@ -38,38 +42,42 @@ Value BuiltinCall::elementwise(bool floatOnly) {
 }
 
 Value BuiltinCall::reduce(bool floatOnly, bool isSoftmax) {
-  const Value *x = tensor(0);
+  namespace P = slot::sum;
+  static_assert(
+      slot::same(P::x, slot::mean::x, slot::max::x, slot::min::x, slot::softmax::x,
+                 slot::log_softmax::x) &&
+      slot::same(P::dim, slot::mean::dim, slot::max::dim, slot::min::dim, slot::softmax::dim,
+                 slot::log_softmax::dim) &&
+      slot::same(P::keepdim, slot::mean::keepdim, slot::max::keepdim, slot::min::keepdim));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
   if (floatOnly && !floating(*x))
     return failed();
   if (isSoftmax) {
-    std::optional<int64_t> d = constInt(1, 0);
-    if (!d || !c.normalizeDim(*d, *x, rangeOf(1)))
+    if (!dimArg(P::dim, *x))
       return failed();
     Value v = *x;
     v.expr = nullptr;
     return v;
   }
   bool keepdim = false;
-  if (has(2)) {
-    if (val(2).type.kind() != Type::Kind::Bool) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(2), "bool", c.typeStr(val(2)));
+  if (has(P::keepdim)) {
+    if (val(P::keepdim).type.kind() != Type::Kind::Bool) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(P::keepdim), "bool",
+                      c.typeStr(val(P::keepdim)));
       return failed();
     }
-    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[2].expr);
+    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[P::keepdim].expr);
     if (!lit) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(2), "keepdim", "a run-time bool");
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim", "a run-time bool");
       return failed();
     }
     keepdim = lit->value;
   }
   Shape shape;
-  if (has(1)) {
-    std::optional<int64_t> d = constInt(1, 0);
-    if (!d)
-      return failed();
-    std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(1));
+  if (has(P::dim)) {
+    std::optional<unsigned> dim = dimArg(P::dim, *x);
     if (!dim)
       return failed();
     shape = x->type.shape;
@@ -82,17 +90,18 @@ Value BuiltinCall::reduce(bool floatOnly, bool isSoftmax) {
 }
 
 Value BuiltinCall::where() {
-  const Value *mask = tensor(0);
+  namespace P = slot::where;
+  const Value *mask = tensor(P::mask);
   if (!mask)
     return failed();
   if (mask->type.dtype != ast::DType::Bool) {
     c.diags_.report(DiagId::ExpectedBoolMask, mask->range(), spec.name, c.typeStr(*mask));
     return failed();
   }
-  const Value &a = val(1), &b = val(2);
+  const Value &a = val(P::a), &b = val(P::b);
   const Value *t = a.type.isTensor() ? &a : b.type.isTensor() ? &b : nullptr;
   if (!t) {
-    c.diags_.report(DiagId::ExpectedTensor, rangeOf(1), spec.name, c.typeStr(a))
+    c.diags_.report(DiagId::ExpectedTensor, rangeOf(P::a), spec.name, c.typeStr(a))
         .primary("at least one of the values must be a tensor");
     return failed();
   }
@@ -119,9 +128,13 @@ Value BuiltinCall::where() {
 }
 
 Value BuiltinCall::loss() {
-  const Value *logits = tensor(0), *target = tensor(1);
-  const Value *weight = has(2) ? tensor(2) : nullptr;
-  if (!logits || !target || (has(2) && !weight))
+  namespace P = slot::cross_entropy;
+  static_assert(slot::same(P::logits, slot::nll_loss::logp) &&
+                slot::same(P::target, slot::nll_loss::target) &&
+                slot::same(P::weight, slot::nll_loss::weight));
+  const Value *logits = tensor(P::logits), *target = tensor(P::target);
+  const Value *weight = has(P::weight) ? tensor(P::weight) : nullptr;
+  if (!logits || !target || (has(P::weight) && !weight))
     return failed();
   if (!floating(*logits) || !integerIndex(*target) ||
       (weight && !c.requireSameDType(spec.name, *logits, *weight)))
@@ -161,8 +174,8 @@ Value BuiltinCall::loss() {
 }
 
 Value BuiltinCall::cast() {
-  const Value *x = tensor(0);
-  std::optional<ast::DType> dtype = dtypeArg(1, ast::DType::F32);
+  const Value *x = tensor(slot::cast::x);
+  std::optional<ast::DType> dtype = dtypeArg(slot::cast::dtype, ast::DType::F32);
   if (!x || !dtype)
     return failed();
   Value v = *x;
@@ -172,12 +185,12 @@ Value BuiltinCall::cast() {
 }
 
 Value BuiltinCall::to() {
-  const Value *x = tensor(0);
+  const Value *x = tensor(slot::to::x);
   if (!x)
     return failed();
-  const Value &d = val(1);
+  const Value &d = val(slot::to::device);
   if (d.type.kind() != Type::Kind::Device) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a device", c.typeStr(d));
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::to::device), "a device", c.typeStr(d));
     return failed();
   }
   Device from = c.resolve(x->type.dev), target = d.type.dev;
@@ -210,7 +223,8 @@ Value BuiltinCall::to() {
 
 /// torch.masked_fill: `value` where `mask` (broadcast to x's shape) holds.
 Value BuiltinCall::maskedFill() {
-  const Value *x = tensor(0), *mask = tensor(1);
+  namespace P = slot::masked_fill;
+  const Value *x = tensor(P::x), *mask = tensor(P::mask);
   if (!x || !mask)
     return failed();
   if (mask->type.dtype != ast::DType::Bool) {
@@ -218,10 +232,10 @@ Value BuiltinCall::maskedFill() {
         .primary(c.typeStr(*mask));
     return failed();
   }
-  const Value &value = val(2);
+  const Value &value = val(P::value);
   if (value.type.isTensor()) {
     if (value.type.rank() != 0 || value.type.shape.hasPack()) {
-      c.diags_.report(DiagId::RankMismatch, rangeOf(2), spec.name, 0, value.type.rank())
+      c.diags_.report(DiagId::RankMismatch, rangeOf(P::value), spec.name, 0, value.type.rank())
           .primary("the fill value is a number or a 0-dim tensor");
       return failed();
     }
@@ -247,10 +261,12 @@ Value BuiltinCall::maskedFill() {
 
 /// torch.triu / torch.tril over the last two dims.
 Value BuiltinCall::triangle() {
-  const Value *x = tensor(0);
+  namespace P = slot::triu;
+  static_assert(slot::same(P::x, slot::tril::x) && slot::same(P::diagonal, slot::tril::diagonal));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  if (!constInt(1, 0))
+  if (!constInt(P::diagonal, 0))
     return failed();
   if (x->type.rank() < 2) {
     c.diags_.report(DiagId::RankMismatch, x->range(), spec.name, "2 or more", x->type.rank())

@@ -15,10 +15,11 @@ using llvm::dyn_cast;
 namespace modelc::sema::detail {
 
 Value BuiltinCall::reshape() {
-  const Value *x = tensor(0);
+  namespace P = slot::reshape;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  std::optional<Shape> target = shapeArg(1, /*allowInfer=*/true);
+  std::optional<Shape> target = shapeArg(P::shape, /*allowInfer=*/true);
   if (!target)
     return failed();
   if (x->type.shape.hasPack()) {
@@ -31,7 +32,7 @@ Value BuiltinCall::reshape() {
   for (size_t k = 0; k < target->dims.size(); ++k) {
     if (target->dims[k].isConstant(-1)) {
       if (inferred) {
-        c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(1), total.str(), target->str())
+        c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(P::shape), total.str(), target->str())
             .primary("only one dimension can be -1");
         return failed();
       }
@@ -43,14 +44,14 @@ Value BuiltinCall::reshape() {
   if (inferred) {
     std::optional<Dim> q = total.exactDiv(known);
     if (!q || known.isConstant(0)) {
-      c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(1), total.str(), target->str())
+      c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(P::shape), total.str(), target->str())
           .primary(known.str() + " does not divide " + total.str())
           .label(x->range(), c.typeStr(*x));
       return failed();
     }
     target->dims[*inferred] = *q;
   } else if (known != total) {
-    c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(1), total.str(), target->str())
+    c.diags_.report(DiagId::ReshapeCountMismatch, rangeOf(P::shape), total.str(), target->str())
         .primary("this shape has " + known.str() + " elements")
         .label(x->range(), c.typeStr(*x));
     return failed();
@@ -59,10 +60,11 @@ Value BuiltinCall::reshape() {
 }
 
 Value BuiltinCall::flatten() {
-  const Value *x = tensor(0);
+  namespace P = slot::flatten;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  std::optional<int64_t> s = constInt(1, 0), e = constInt(2, -1);
+  std::optional<int64_t> s = constInt(P::start_dim, 0), e = constInt(P::end_dim, -1);
   if (!s || !e)
     return failed();
   if (x->type.rank() == 0 && !x->type.shape.hasPack()) {
@@ -70,12 +72,12 @@ Value BuiltinCall::flatten() {
     one.dims.push_back(Dim::constant(1));
     return result(x->type.dtype, one, x->type.dev, *x);
   }
-  std::optional<unsigned> start = c.normalizeDim(*s, *x, rangeOf(1));
-  std::optional<unsigned> end = c.normalizeDim(*e, *x, rangeOf(2));
+  std::optional<unsigned> start = c.normalizeDim(*s, *x, rangeOf(P::start_dim));
+  std::optional<unsigned> end = c.normalizeDim(*e, *x, rangeOf(P::end_dim));
   if (!start || !end)
     return failed();
   if (*start > *end) {
-    c.diags_.report(DiagId::DimOutOfRange, rangeOf(2), *e, x->type.rank())
+    c.diags_.report(DiagId::DimOutOfRange, rangeOf(P::end_dim), *e, x->type.rank())
         .primary("`end_dim` comes before `start_dim`");
     return failed();
   }
@@ -96,14 +98,12 @@ Value BuiltinCall::flatten() {
 }
 
 Value BuiltinCall::transpose() {
-  const Value *x = tensor(0);
+  namespace P = slot::transpose;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  std::optional<int64_t> a = constInt(1, 0), b = constInt(2, 0);
-  if (!a || !b)
-    return failed();
-  std::optional<unsigned> d0 = c.normalizeDim(*a, *x, rangeOf(1));
-  std::optional<unsigned> d1 = c.normalizeDim(*b, *x, rangeOf(2));
+  std::optional<unsigned> d0 = dimArg(P::dim0, *x);
+  std::optional<unsigned> d1 = dimArg(P::dim1, *x);
   if (!d0 || !d1)
     return failed();
   Shape shape = x->type.shape;
@@ -112,12 +112,13 @@ Value BuiltinCall::transpose() {
 }
 
 Value BuiltinCall::permute() {
-  const Value *x = tensor(0);
+  namespace P = slot::permute;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  const Value &dims = val(1);
+  const Value &dims = val(P::dims);
   if (dims.type.kind() != Type::Kind::List || !dims.type.elements) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a list of dims", c.typeStr(dims));
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(P::dims), "a list of dims", c.typeStr(dims));
     return failed();
   }
   if (x->type.shape.hasPack()) {
@@ -126,7 +127,8 @@ Value BuiltinCall::permute() {
   }
   size_t rank = x->type.rank();
   if (dims.type.elements->size() != rank) {
-    c.diags_.report(DiagId::RankMismatch, rangeOf(1), spec.name, rank, dims.type.elements->size())
+    c.diags_
+        .report(DiagId::RankMismatch, rangeOf(P::dims), spec.name, rank, dims.type.elements->size())
         .primary("needs one entry per dim of " + c.typeStr(*x));
     return failed();
   }
@@ -137,14 +139,14 @@ Value BuiltinCall::permute() {
     if (e.kind() == Type::Kind::Int && e.intValue)
       k = e.intValue->asConstant();
     if (!k) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "dims", e.str());
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::dims), "dims", e.str());
       return failed();
     }
-    std::optional<unsigned> d = c.normalizeDim(*k, *x, rangeOf(1));
+    std::optional<unsigned> d = c.normalizeDim(*k, *x, rangeOf(P::dims));
     if (!d)
       return failed();
     if (seen[*d]) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a permutation of the dims",
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(P::dims), "a permutation of the dims",
                       "dim " + std::to_string(*d) + " twice");
       return failed();
     }
@@ -155,33 +157,29 @@ Value BuiltinCall::permute() {
 }
 
 Value BuiltinCall::unsqueeze(bool squeeze) {
-  const Value *x = tensor(0);
+  namespace P = slot::unsqueeze;
+  static_assert(slot::same(P::x, slot::squeeze::x) && slot::same(P::dim, slot::squeeze::dim));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
   Shape shape = x->type.shape;
   if (!squeeze) {
-    std::optional<int64_t> d = constInt(1, 0);
-    if (!d)
-      return failed();
-    std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(1), /*allowEnd=*/true);
+    std::optional<unsigned> dim = dimArg(P::dim, *x, /*allowEnd=*/true);
     if (!dim)
       return failed();
     shape.dims.insert(shape.dims.begin() + *dim, Dim::constant(1));
     return result(x->type.dtype, std::move(shape), x->type.dev, *x);
   }
-  if (!has(1)) {
+  if (!has(P::dim)) {
     llvm::erase_if(shape.dims, [](Dim d) { return d.isConstant(1); });
     return result(x->type.dtype, std::move(shape), x->type.dev, *x);
   }
-  std::optional<int64_t> d = constInt(1, 0);
-  if (!d)
-    return failed();
-  std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(1));
+  std::optional<unsigned> dim = dimArg(P::dim, *x);
   if (!dim)
     return failed();
   if (!shape.dims[*dim].isConstant(1)) {
     c.diags_
-        .report(DiagId::ShapeMismatch, rangeOf(1), "a dim of size 1",
+        .report(DiagId::ShapeMismatch, rangeOf(P::dim), "a dim of size 1",
                 "size " + shape.dims[*dim].str())
         .label(x->range(), c.typeStr(*x));
     return failed();
@@ -191,22 +189,27 @@ Value BuiltinCall::unsqueeze(bool squeeze) {
 }
 
 Value BuiltinCall::concat(bool stack) {
-  auto *list = llvm::dyn_cast_if_present<ast::ListExpr>(args[0].expr);
-  const Type &listType = val(0).type;
+  namespace P = slot::concat;
+  static_assert(slot::same(P::tensors, slot::cat::tensors, slot::stack::tensors) &&
+                slot::same(P::dim, slot::cat::dim, slot::stack::dim));
+  auto *list = llvm::dyn_cast_if_present<ast::ListExpr>(args[P::tensors].expr);
+  const Type &listType = val(P::tensors).type;
   bool listValue = !list && listType.kind() == Type::Kind::List && listType.elements &&
                    !listType.elements->empty(); // `cat(chunk(x, 2), 1)`
   if (!listValue && (!list || list->elements.empty())) {
     c.diags_
-        .report(DiagId::TypeMismatch, rangeOf(0), "a list of tensors `[a, b]`", c.typeStr(val(0)))
+        .report(DiagId::TypeMismatch, rangeOf(P::tensors), "a list of tensors `[a, b]`",
+                c.typeStr(val(P::tensors)))
         .primary("the tensors to join");
     return failed();
   }
   std::vector<Value> items;
   if (listValue) {
     for (const Type &t : *listType.elements) {
-      Value v{t, val(0).origin, args[0].expr, {}};
+      Value v{t, val(P::tensors).origin, args[P::tensors].expr, {}};
       if (!v.type.isTensor()) {
-        c.diags_.report(DiagId::ExpectedTensor, rangeOf(0), spec.name, c.typeStr(val(0)));
+        c.diags_.report(DiagId::ExpectedTensor, rangeOf(P::tensors), spec.name,
+                        c.typeStr(val(P::tensors)));
         return failed();
       }
       items.push_back(v);
@@ -222,11 +225,8 @@ Value BuiltinCall::concat(bool stack) {
     }
     items.push_back(v);
   }
-  std::optional<int64_t> d = constInt(1, 0);
-  if (!d)
-    return failed();
   const Value &first = items.front();
-  std::optional<unsigned> dim = c.normalizeDim(*d, first, rangeOf(1), /*allowEnd=*/stack);
+  std::optional<unsigned> dim = dimArg(P::dim, first, /*allowEnd=*/stack);
   if (!dim)
     return failed();
   llvm::SmallVector<const Value *, 4> operands;
@@ -263,7 +263,8 @@ Value BuiltinCall::concat(bool stack) {
 }
 
 Value BuiltinCall::embedding() {
-  const Value *idx = tensor(0), *table = tensor(1);
+  namespace P = slot::embedding;
+  const Value *idx = tensor(P::indices), *table = tensor(P::table);
   if (!idx || !table)
     return failed();
   if (!integerIndex(*idx))
@@ -284,13 +285,14 @@ Value BuiltinCall::embedding() {
 }
 
 Value BuiltinCall::gatherLike(bool indexSelect) {
-  const Value *x = tensor(0), *idx = tensor(2);
+  namespace P = slot::gather;
+  static_assert(slot::same(P::x, slot::index_select::x) &&
+                slot::same(P::dim, slot::index_select::dim) &&
+                slot::same(P::index, slot::index_select::index));
+  const Value *x = tensor(P::x), *idx = tensor(P::index);
   if (!x || !idx)
     return failed();
-  std::optional<int64_t> d = constInt(1, 0);
-  if (!d)
-    return failed();
-  std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(1));
+  std::optional<unsigned> dim = dimArg(P::dim, *x);
   if (!dim || !integerIndex(*idx))
     return failed();
   std::optional<Device> dev = devices({x, idx});
@@ -314,13 +316,15 @@ Value BuiltinCall::gatherLike(bool indexSelect) {
 /// ceil(size / chunks) (the last one less, so there may be fewer chunks);
 /// a symbolic size splits only into equal chunks that divide it exactly.
 Value BuiltinCall::split(bool chunk) {
-  const Value *x = tensor(0);
+  namespace P = slot::split;
+  static_assert(slot::same(P::x, slot::chunk::x) && slot::same(P::dim, slot::chunk::dim));
+  // The size of each piece (split) or the number of pieces (chunk).
+  constexpr size_t kPieces = P::split_size_or_sections;
+  static_assert(slot::same(kPieces, slot::chunk::chunks));
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  std::optional<int64_t> d = constInt(2, 0);
-  if (!d)
-    return failed();
-  std::optional<unsigned> dim = c.normalizeDim(*d, *x, rangeOf(2));
+  std::optional<unsigned> dim = dimArg(P::dim, *x);
   if (!dim)
     return failed();
   if (x->type.shape.hasPack()) {
@@ -332,7 +336,7 @@ Value BuiltinCall::split(bool chunk) {
   std::optional<int64_t> known = size.asConstant();
   std::string dimText = "dim " + std::to_string(*dim) + " of size " + size.str();
   auto invalid = [&](llvm::StringRef label) {
-    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), names[1], spec.name)
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(kPieces), names[kPieces], spec.name)
         .primary(label.str())
         .label(x->range(), c.typeStr(*x));
     return failed();
@@ -342,9 +346,9 @@ Value BuiltinCall::split(bool chunk) {
     for (int64_t at = 0; at < *known; at += per)
       pieces.push_back(Dim::constant(std::min(per, *known - at)));
   };
-  const Value &arg = val(1);
+  const Value &arg = val(kPieces);
   if (chunk || arg.type.kind() == Type::Kind::Int) {
-    std::optional<int64_t> k = constInt(1, 1);
+    std::optional<int64_t> k = constInt(kPieces, 1);
     if (!k)
       return failed();
     if (*k < 1)
@@ -363,7 +367,7 @@ Value BuiltinCall::split(bool chunk) {
     for (const Type &e : *arg.type.elements) {
       std::optional<int64_t> k = e.intValue ? e.intValue->asConstant() : std::nullopt;
       if (e.kind() != Type::Kind::Int || !e.intValue || (k && *k < 0)) {
-        c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "a split size", e.str());
+        c.diags_.report(DiagId::ExpectedConstant, rangeOf(kPieces), "a split size", e.str());
         return failed();
       }
       pieces.push_back(*e.intValue);
@@ -373,8 +377,9 @@ Value BuiltinCall::split(bool chunk) {
       return invalid("the sizes add up to " + total.str() + ", not " + size.str() + " (" + dimText +
                      ")");
   } else {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a size or a list of sizes", c.typeStr(arg))
-        .primary("`" + names[1].str() + "` of `" + spec.name.str() + "`");
+    c.diags_
+        .report(DiagId::TypeMismatch, rangeOf(kPieces), "a size or a list of sizes", c.typeStr(arg))
+        .primary("`" + names[kPieces].str() + "` of `" + spec.name.str() + "`");
     return failed();
   }
   std::vector<Type> parts;
@@ -392,42 +397,43 @@ Value BuiltinCall::split(bool chunk) {
 /// torch.nn.functional.pad: `pad` lists (left, right) pairs from the last
 /// dim backwards; constant padding may be negative (it crops).
 Value BuiltinCall::pad() {
-  const Value *x = tensor(0);
+  namespace P = slot::pad;
+  const Value *x = tensor(P::x);
   if (!x)
     return failed();
   std::optional<llvm::StringRef> mode =
-      modeArg(2, "constant", {"constant", "reflect", "replicate", "circular"});
+      modeArg(P::mode, "constant", {"constant", "reflect", "replicate", "circular"});
   if (!mode)
     return failed();
-  const Value &list = val(1);
+  const Value &list = val(P::pad);
   if (list.type.kind() != Type::Kind::List || !list.type.elements) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(1), "a list of sizes", c.typeStr(list))
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(P::pad), "a list of sizes", c.typeStr(list))
         .primary("(left, right) pairs from the last dim backwards");
     return failed();
   }
   const std::vector<Type> &sizes = *list.type.elements;
   size_t rank = x->type.rank();
   if (sizes.size() % 2 != 0 || sizes.size() > 2 * rank) {
-    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+    c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::pad), "pad", spec.name)
         .primary("needs (left, right) pairs for at most " + std::to_string(rank) + " dims, found " +
                  std::to_string(sizes.size()) + " sizes")
         .label(x->range(), c.typeStr(*x));
     return failed();
   }
-  if (has(3)) {
+  if (has(P::value)) {
     if (*mode != "constant") {
-      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(3), "value", spec.name)
+      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::value), "value", spec.name)
           .primary("only `mode: \"constant\"` pads with a value");
       return failed();
     }
-    if (!c.checkScalarOperand(spec.name, *x, val(3)))
+    if (!c.checkScalarOperand(spec.name, *x, val(P::value)))
       return failed();
   }
   Shape shape = x->type.shape;
   for (size_t k = 0; k < sizes.size(); ++k) {
     const Type &e = sizes[k];
     if (e.kind() != Type::Kind::Int || !e.intValue) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(1), "a padding size", e.str());
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::pad), "a padding size", e.str());
       return failed();
     }
     Dim &d = shape.dims[rank - 1 - k / 2];
@@ -436,7 +442,7 @@ Value BuiltinCall::pad() {
       bool wraps = *mode == "reflect" || *mode == "circular";
       int64_t limit = extent ? (*mode == "reflect" ? *extent - 1 : *extent) : INT64_MAX;
       if (*amount < 0 || (wraps && *amount > limit)) {
-        c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+        c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::pad), "pad", spec.name)
             .primary("`" + mode->str() + "` padding of " + std::to_string(*amount) +
                      " on a dim of size " + d.str() + " (it takes 0 to " +
                      (limit == INT64_MAX ? std::string("the size") : std::to_string(limit)) + ")")
@@ -447,7 +453,7 @@ Value BuiltinCall::pad() {
     // Symbolic reflect/circular widths are checked when the model is run.
     d = d + *e.intValue;
     if (std::optional<int64_t> out = d.asConstant(); out && *out < 0) {
-      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(1), "pad", spec.name)
+      c.diags_.report(DiagId::InvalidArgumentValue, rangeOf(P::pad), "pad", spec.name)
           .primary("crops a dim below size 0")
           .label(x->range(), c.typeStr(*x));
       return failed();

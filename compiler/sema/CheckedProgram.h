@@ -209,7 +209,8 @@ struct ExprInfo {
   /// A built-in call's arguments as the checker bound them (positional and
   /// named): per parameter of the built-in, in its order, the argument given
   /// for it (the receiver of `x.sum(...)` first), or null where the
-  /// parameter keeps its default. Set once the binding succeeded.
+  /// parameter keeps its default. Set once the binding succeeded. Index it
+  /// by name: `builtinArgs[slot::conv2d::stride]` (BuiltinSlots.h).
   std::vector<const ast::Expr *> builtinArgs;
 };
 
