@@ -17,11 +17,68 @@ using llvm::dyn_cast;
 
 namespace modelc::mlirgen::detail {
 
-mlir::Value Generator::adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW,
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+mlir::Value BuiltinArgs::tensor(size_t slot) const {
+  return has(slot) && values[slot]->kind == GenValue::Kind::Tensor ? values[slot]->tensor
+                                                                   : mlir::Value();
+}
+
+std::optional<double> BuiltinArgs::number(size_t slot, double dflt) const {
+  if (!has(slot))
+    return dflt;
+  if (values[slot]->kind != GenValue::Kind::Scalar)
+    return std::nullopt;
+  return values[slot]->number;
+}
+
+int64_t BuiltinArgs::integer(size_t slot, int64_t dflt) const {
+  return has(slot) && values[slot]->kind == GenValue::Kind::Scalar ? int64_t(values[slot]->number)
+                                                                   : dflt;
+}
+
+llvm::SmallVector<int64_t, 2> BuiltinArgs::ints(size_t slot, int64_t dflt, size_t n) const {
+  llvm::SmallVector<int64_t, 2> out(n, dflt);
+  if (!has(slot))
+    return out;
+  const GenValue &v = *values[slot];
+  bool several = v.kind == GenValue::Kind::List || v.kind == GenValue::Kind::Tuple;
+  for (size_t k = 0; k < n; ++k)
+    out[k] = int64_t(several && k < v.elements.size() ? v.elements[k].number : v.number);
+  return out;
+}
+
+std::optional<llvm::SmallVector<int64_t>> BuiltinArgs::intList(size_t slot) const {
+  if (!has(slot))
+    return std::nullopt;
+  const GenValue &v = *values[slot];
+  llvm::SmallVector<int64_t> out;
+  if (v.kind == GenValue::Kind::Scalar) {
+    out.push_back(int64_t(v.number));
+    return out;
+  }
+  if (v.kind != GenValue::Kind::List && v.kind != GenValue::Kind::Tuple)
+    return std::nullopt;
+  for (const GenValue &e : v.elements) {
+    if (e.kind != GenValue::Kind::Scalar)
+      return std::nullopt;
+    out.push_back(int64_t(e.number));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Compositions
+//===----------------------------------------------------------------------===//
+
+mlir::Value Generator::adaptiveAvgPoolByWindows(mlir::Value x, RankedTensorType result,
                                                 mlir::Location l) {
   // PyTorch's windows: output i averages rows floor(i*H/OH) to ceil((i+1)*H/OH).
   RankedTensorType xt = typeOf(x);
   int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2), w = xt.getDimSize(3);
+  int64_t outH = result.getDimSize(2), outW = result.getDimSize(3);
   constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
   auto window = [](int64_t i, int64_t in, int64_t out) {
     return std::pair<int64_t, int64_t>{i * in / out, ((i + 1) * in + out - 1) / out};
@@ -44,12 +101,60 @@ mlir::Value Generator::adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int
     rows.push_back(mlir::mdl::ConcatOp::create(b, l, withShape(x, {n, c, 1, outW}), cells,
                                                b.getI64IntegerAttr(3)));
   }
-  return mlir::mdl::ConcatOp::create(b, l, withShape(x, {n, c, outH, outW}), rows,
-                                     b.getI64IntegerAttr(2));
+  return mlir::mdl::ConcatOp::create(b, l, result, rows, b.getI64IntegerAttr(2));
 }
 
 mlir::Value Generator::reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l) {
-  return mlir::mdl::ReshapeOp::create(b, l, withShape(x, shape), x);
+  return reshape(x, withShape(x, shape), l);
+}
+
+/// `type` with a leading dim of 1: a batch of one.
+static RankedTensorType batchOfOne(RankedTensorType type) {
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape.insert(shape.begin(), 1);
+  return RankedTensorType::get(shape, type.getElementType(), type.getEncoding());
+}
+
+GenValue Generator::genSpatial(llvm::StringRef name, const ast::CallExpr &call,
+                               const BuiltinArgs &args, mlir::Value x, RankedTensorType result) {
+  mlir::Location l = loc(call.range);
+  if (name == "conv2d") {
+    namespace P = slot::conv2d;
+    mlir::Value w = args.tensor(P::weight);
+    if (!w)
+      return unsupported(call.range, "`conv2d` on non-tensors");
+    return GenValue::ofTensor(
+        mlir::mdl::Conv2dOp::create(b, l, result, x, w, args.tensor(P::bias),
+                                    b.getDenseI64ArrayAttr(args.ints(P::stride, 1, 2)),
+                                    b.getDenseI64ArrayAttr(args.ints(P::padding, 0, 2)),
+                                    b.getDenseI64ArrayAttr(args.ints(P::dilation, 1, 2)),
+                                    b.getI64IntegerAttr(args.integer(P::groups, 1))));
+  }
+  if (name == "max_pool2d" || name == "avg_pool2d") {
+    namespace P = slot::max_pool2d;
+    static_assert(slot::same(P::kernel_size, slot::avg_pool2d::kernel_size) &&
+                  slot::same(P::stride, slot::avg_pool2d::stride) &&
+                  slot::same(P::padding, slot::avg_pool2d::padding));
+    auto kernel = args.ints(P::kernel_size, 1, 2);
+    auto k = b.getDenseI64ArrayAttr(kernel),
+         s = b.getDenseI64ArrayAttr(args.has(P::stride) ? args.ints(P::stride, 1, 2) : kernel),
+         p = b.getDenseI64ArrayAttr(args.ints(P::padding, 0, 2));
+    if (name == "max_pool2d")
+      return GenValue::ofTensor(mlir::mdl::MaxPool2dOp::create(b, l, result, x, k, s, p));
+    return GenValue::ofTensor(mlir::mdl::AvgPool2dOp::create(b, l, result, x, k, s, p));
+  }
+  // adaptive_avg_pool2d to the checker's [outH, outW].
+  RankedTensorType xt = typeOf(x);
+  int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
+  int64_t outH = result.getDimSize(2), outW = result.getDimSize(3);
+  bool global = outH == 1 && outW == 1;
+  bool divides = h != kDyn && w != kDyn && outH > 0 && outW > 0 && h % outH == 0 && w % outW == 0;
+  if (global || divides)
+    return GenValue::ofTensor(mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, result, x));
+  if (h == kDyn || w == kDyn || outH < 1 || outW < 1)
+    return unsupported(call.range, "`adaptive_avg_pool2d` of an input whose size is known only "
+                                   "at run time, to an output that does not divide it");
+  return GenValue::ofTensor(adaptiveAvgPoolByWindows(x, result, l));
 }
 
 //===----------------------------------------------------------------------===//
@@ -62,100 +167,58 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
   // The arguments go to the parameter slots the checker bound them to; they
   // are generated in source order.
   llvm::ArrayRef<const ast::Expr *> bound = program.typeOf(&call)->builtinArgs;
-  llvm::SmallVector<std::optional<GenValue>, 8> args(bound.size());
-  llvm::SmallVector<Range, 8> ranges(bound.size(), call.range);
-  llvm::SmallVector<llvm::StringRef, 8> strings(bound.size()); // `mode: "reflect"`
-  if (receiver && !args.empty())
-    args[0] = *receiver;
+  BuiltinArgs args;
+  args.values.resize(bound.size());
+  args.ranges.assign(bound.size(), call.range);
+  args.strings.resize(bound.size());
+  if (receiver && !args.values.empty())
+    args.values[0] = *receiver;
   for (const ast::Arg &a : call.args) {
     if (!a.value)
       continue;
-    size_t slot = size_t(llvm::find(bound, a.value.get()) - bound.begin());
-    if (slot >= bound.size())
+    size_t at = size_t(llvm::find(bound, a.value.get()) - bound.begin());
+    if (at >= bound.size())
       return unsupported(a.range, "this argument");
+    args.ranges[at] = a.value->range;
     if (auto *text = dyn_cast<ast::StringLitExpr>(a.value.get())) {
-      strings[slot] = text->value;
-      args[slot] = GenValue();
-      ranges[slot] = a.value->range;
+      args.strings[at] = text->value;
+      args.values[at] = GenValue();
       continue;
     }
     GenValue v = gen(*a.value, scope);
     if (!v.ok())
       return {};
-    args[slot] = v;
-    ranges[slot] = a.value->range;
+    args.values[at] = v;
   }
 
+  // The result's type is the checker's: the rules below choose ops and
+  // attributes, never a shape. (split and chunk give a list of them.)
+  const sema::ExprInfo *info = program.typeOf(&call);
+  if (isComposedBuiltin(name) && info->type.kind() == sema::Type::Kind::List)
+    return genComposedBuiltin(name, call, args, RankedTensorType(), scope);
+  std::optional<RankedTensorType> checked = checkedType(call, scope);
+  if (!checked)
+    return unsupported(call.range, "`" + name + "` here (the checker gave it no tensor type)");
+  RankedTensorType rt = *checked;
   if (isComposedBuiltin(name))
-    return genComposedBuiltin(name, call, args, ranges, strings, scope);
+    return genComposedBuiltin(name, call, args, rt, scope);
 
   mlir::Location l = loc(call.range);
-  auto tensorArg = [&](size_t i) -> mlir::Value {
-    if (i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Tensor)
-      return args[i]->tensor;
-    return {};
-  };
-  auto intArg = [&](size_t i, int64_t dflt) -> int64_t {
-    if (i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Scalar)
-      return int64_t(args[i]->number);
-    return dflt;
-  };
-  auto has = [&](size_t i) { return i < args.size() && args[i].has_value(); };
-  auto normDim = [](int64_t d, int64_t rank) { return d < 0 ? d + rank : d; };
-  // An int or a two-element list (`stride: 2`, `padding: [1, 2]`).
-  auto pairArg = [&](size_t i, int64_t dflt) -> std::array<int64_t, 2> {
-    if (!has(i))
-      return {dflt, dflt};
-    const GenValue &v = *args[i];
-    if ((v.kind == GenValue::Kind::List || v.kind == GenValue::Kind::Tuple) &&
-        v.elements.size() == 2)
-      return {int64_t(v.elements[0].number), int64_t(v.elements[1].number)};
-    return {int64_t(v.number), int64_t(v.number)};
-  };
-  auto listArg = [&](size_t i) -> std::optional<llvm::SmallVector<int64_t>> {
-    if (!has(i))
-      return std::nullopt;
-    const GenValue &v = *args[i];
-    llvm::SmallVector<int64_t> out;
-    if (v.kind == GenValue::Kind::Scalar) {
-      out.push_back(int64_t(v.number));
-      return out;
-    }
-    if (v.kind != GenValue::Kind::List && v.kind != GenValue::Kind::Tuple)
-      return std::nullopt;
-    for (const GenValue &e : v.elements) {
-      if (e.kind != GenValue::Kind::Scalar)
-        return std::nullopt;
-      out.push_back(int64_t(e.number));
-    }
-    return out;
-  };
-  // The dtype and device the checker gave the call (creation ops).
-  auto callType = [&]() -> std::optional<std::pair<mlir::Type, mlir::Attribute>> {
-    const sema::ExprInfo *info = program.typeOf(&call);
-    if (!info || !info->type.isTensor())
-      return std::nullopt;
-    std::optional<sema::Device> dev =
-        placement ? placement : concreteDevice(info->type.dev, *scope.frame);
-    if (!dev)
-      return std::nullopt;
-    return std::make_pair(elementType(info->type.dtype), mlir::Attribute(deviceAttr(*dev)));
-  };
-
-  mlir::Value x = tensorArg(0);
+  mlir::Value x = args.tensor(0);
   auto needX = [&]() -> bool {
     if (x)
       return true;
-    unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+    unsupported(args.range(0), "`" + name + "` on a non-tensor value");
     return false;
   };
   RankedTensorType xt = x ? typeOf(x) : RankedTensorType();
   int64_t rank = x ? xt.getRank() : 0;
+  auto normDim = [](int64_t d, int64_t rank) { return d < 0 ? d + rank : d; };
   auto unary = [&](auto tag) -> GenValue {
     using Op = decltype(tag);
     if (!needX())
       return {};
-    return GenValue::ofTensor(Op::create(b, l, x.getType(), x));
+    return GenValue::ofTensor(Op::create(b, l, rt, x));
   };
 
   if (name == "relu")
@@ -181,36 +244,31 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
   if (name == "dropout") { // inference: the identity
     if (!needX())
       return {};
-    return *args[0];
+    return args[slot::dropout::x];
   }
   if (name == "matmul") {
-    mlir::Value a = tensorArg(0), c = tensorArg(1);
+    mlir::Value a = args.tensor(slot::matmul::a), c = args.tensor(slot::matmul::b);
     if (!a || !c)
       return unsupported(call.range, "`matmul` on non-tensors");
-    mlir::Value v = binaryOp(ast::BinaryOp::MatMul, a, c, call.range);
+    mlir::Value v = binaryOp(ast::BinaryOp::MatMul, a, c, rt, call.range);
     return v ? GenValue::ofTensor(v) : fail();
   }
 
   if (name == "sum" || name == "mean" || name == "max" || name == "min") {
+    namespace P = slot::sum;
+    static_assert(
+        slot::same(P::dim, slot::mean::dim, slot::max::dim, slot::min::dim) &&
+        slot::same(P::keepdim, slot::mean::keepdim, slot::max::keepdim, slot::min::keepdim));
     if (!needX())
       return {};
-    bool keepdim = has(2) && args[2]->number != 0;
     llvm::SmallVector<int64_t> dims;
-    if (has(1))
-      dims.push_back(normDim(intArg(1, 0), rank));
+    if (args.has(P::dim))
+      dims.push_back(normDim(args.integer(P::dim, 0), rank));
     else
       for (int64_t d = 0; d < rank; ++d)
         dims.push_back(d);
-    llvm::SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (!llvm::is_contained(dims, d))
-        shape.push_back(xt.getDimSize(d));
-      else if (keepdim)
-        shape.push_back(1);
-    }
-    RankedTensorType rt = withShape(x, shape);
     auto dimsAttr = b.getDenseI64ArrayAttr(dims);
-    auto keep = b.getBoolAttr(keepdim);
+    auto keep = b.getBoolAttr(args.integer(P::keepdim, 0) != 0);
     if (name == "sum")
       return GenValue::ofTensor(mlir::mdl::SumOp::create(b, l, rt, x, dimsAttr, keep));
     if (name == "mean")
@@ -223,114 +281,58 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     return GenValue::ofTensor(mlir::mdl::NegOp::create(b, l, rt, m));
   }
   if (name == "softmax" || name == "log_softmax") {
+    static_assert(slot::same(slot::softmax::dim, slot::log_softmax::dim));
     if (!needX())
       return {};
-    int64_t dim = normDim(intArg(1, 0), rank);
+    auto dim = b.getI64IntegerAttr(normDim(args.integer(slot::softmax::dim, 0), rank));
     if (name == "softmax")
-      return GenValue::ofTensor(
-          mlir::mdl::SoftmaxOp::create(b, l, x.getType(), x, b.getI64IntegerAttr(dim)));
-    return GenValue::ofTensor(
-        mlir::mdl::LogSoftmaxOp::create(b, l, x.getType(), x, b.getI64IntegerAttr(dim)));
+      return GenValue::ofTensor(mlir::mdl::SoftmaxOp::create(b, l, rt, x, dim));
+    return GenValue::ofTensor(mlir::mdl::LogSoftmaxOp::create(b, l, rt, x, dim));
   }
 
-  if (name == "reshape") {
+  // Dims inserted, dropped or merged: a reshape to the checker's shape.
+  if (name == "reshape" || name == "flatten" || name == "unsqueeze" || name == "squeeze") {
     if (!needX())
       return {};
-    // Dims the instance fixes are static; symbolic ones (`B`) are `?`.
-    const GenValue *shapeArg = has(1) ? &*args[1] : nullptr;
-    llvm::SmallVector<int64_t> shape;
-    const sema::ExprInfo *info = program.typeOf(&call);
-    if (info && info->type.isTensor()) {
-      // A callee's symbols take the extents its arguments gave them, so a
-      // static input keeps a static result (`[B, L, H, E / H]` in a head split).
-      for (sema::Dim d : info->type.shape.dims)
-        shape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
-    } else if (shapeArg && shapeArg->kind == GenValue::Kind::List) {
-      for (const GenValue &e : shapeArg->elements)
-        shape.push_back(e.kind == GenValue::Kind::Scalar && e.number >= 0 ? int64_t(e.number)
-                                                                          : kDyn);
-    } else {
-      return unsupported(call.range, "`reshape` to this shape");
-    }
-    return GenValue::ofTensor(reshape(x, shape, l));
-  }
-  if (name == "flatten") {
-    if (!needX())
-      return {};
-    if (rank == 0)
-      return GenValue::ofTensor(reshape(x, {1}, l));
-    int64_t start = normDim(intArg(1, 0), rank), end = normDim(intArg(2, -1), rank);
-    llvm::SmallVector<int64_t> shape;
-    int64_t product = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t e = xt.getDimSize(d);
-      if (d < start || d > end) {
-        shape.push_back(e);
-        continue;
-      }
-      product = (product == kDyn || e == kDyn) ? kDyn : product * e;
-      if (d == end)
-        shape.push_back(product);
-    }
-    return GenValue::ofTensor(reshape(x, shape, l));
-  }
-  if (name == "unsqueeze") {
-    if (!needX())
-      return {};
-    int64_t d = intArg(1, 0);
-    if (d < 0)
-      d += rank + 1;
-    llvm::SmallVector<int64_t> shape(xt.getShape());
-    shape.insert(shape.begin() + d, 1);
-    return GenValue::ofTensor(reshape(x, shape, l));
-  }
-  if (name == "squeeze") {
-    if (!needX())
-      return {};
-    llvm::SmallVector<int64_t> shape;
-    std::optional<int64_t> only;
-    if (has(1))
-      only = normDim(intArg(1, 0), rank);
-    for (int64_t d = 0; d < rank; ++d)
-      if (!(xt.getDimSize(d) == 1 && (!only || *only == d)))
-        shape.push_back(xt.getDimSize(d));
-    return GenValue::ofTensor(reshape(x, shape, l));
+    return GenValue::ofTensor(reshape(x, rt, l));
   }
   if (name == "transpose") {
+    namespace P = slot::transpose;
     if (!needX())
       return {};
-    int64_t d0 = normDim(intArg(1, 0), rank), d1 = normDim(intArg(2, 0), rank);
-    llvm::SmallVector<int64_t> shape(xt.getShape());
-    std::swap(shape[d0], shape[d1]);
     return GenValue::ofTensor(mlir::mdl::TransposeOp::create(
-        b, l, withShape(x, shape), x, b.getI64IntegerAttr(d0), b.getI64IntegerAttr(d1)));
+        b, l, rt, x, b.getI64IntegerAttr(normDim(args.integer(P::dim0, 0), rank)),
+        b.getI64IntegerAttr(normDim(args.integer(P::dim1, 0), rank))));
   }
   if (name == "permute") {
     if (!needX())
       return {};
-    std::optional<llvm::SmallVector<int64_t>> perm = listArg(1);
+    std::optional<llvm::SmallVector<int64_t>> perm = args.intList(slot::permute::dims);
     if (!perm || int64_t(perm->size()) != rank)
-      return unsupported(ranges[1], "`permute` with these dims");
-    llvm::SmallVector<int64_t> shape;
-    for (int64_t &p : *perm) {
+      return unsupported(args.range(slot::permute::dims), "`permute` with these dims");
+    for (int64_t &p : *perm)
       p = normDim(p, rank);
-      shape.push_back(xt.getDimSize(p));
-    }
     return GenValue::ofTensor(
-        mlir::mdl::PermuteOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(*perm)));
+        mlir::mdl::PermuteOp::create(b, l, rt, x, b.getDenseI64ArrayAttr(*perm)));
   }
   if (name == "concat" || name == "cat" || name == "stack") {
-    if (!has(0) || args[0]->kind != GenValue::Kind::List || args[0]->elements.empty())
-      return unsupported(ranges[0], "`" + name + "` of anything but a list of tensors");
+    namespace P = slot::concat;
+    static_assert(slot::same(P::tensors, slot::cat::tensors, slot::stack::tensors) &&
+                  slot::same(P::dim, slot::cat::dim, slot::stack::dim));
+    if (!args.has(P::tensors) || args[P::tensors].kind != GenValue::Kind::List ||
+        args[P::tensors].elements.empty())
+      return unsupported(args.range(P::tensors),
+                         "`" + name + "` of anything but a list of tensors");
     llvm::SmallVector<mlir::Value> inputs;
-    for (const GenValue &e : args[0]->elements) {
+    for (const GenValue &e : args[P::tensors].elements) {
       if (e.kind != GenValue::Kind::Tensor)
-        return unsupported(ranges[0], "`" + name + "` of anything but a list of tensors");
+        return unsupported(args.range(P::tensors),
+                           "`" + name + "` of anything but a list of tensors");
       inputs.push_back(e.tensor);
     }
     int64_t r0 = typeOf(inputs[0]).getRank();
-    int64_t dim = intArg(1, 0);
-    if (name == "stack") {
+    int64_t dim = args.integer(P::dim, 0);
+    if (name == "stack") { // each input with a dim of 1 inserted, then joined along it
       dim = dim < 0 ? dim + r0 + 1 : dim;
       for (mlir::Value &in : inputs) {
         llvm::SmallVector<int64_t> shape(typeOf(in).getShape());
@@ -340,215 +342,125 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     } else {
       dim = normDim(dim, r0);
     }
-    llvm::SmallVector<int64_t> shape(typeOf(inputs[0]).getShape());
-    int64_t total = 0;
-    for (mlir::Value in : inputs) {
-      int64_t e = typeOf(in).getDimSize(dim);
-      total = (total == kDyn || e == kDyn) ? kDyn : total + e;
-    }
-    shape[dim] = total;
-    return GenValue::ofTensor(mlir::mdl::ConcatOp::create(b, l, withShape(inputs[0], shape), inputs,
-                                                          b.getI64IntegerAttr(dim)));
+    return GenValue::ofTensor(
+        mlir::mdl::ConcatOp::create(b, l, rt, inputs, b.getI64IntegerAttr(dim)));
   }
 
-  // conv2d and the pools, on [N, C, H, W].
-  auto spatial = [&]() -> GenValue {
-    if (name == "conv2d") {
-      mlir::Value w = tensorArg(1), bias = tensorArg(2);
-      if (!needX() || !w)
-        return unsupported(call.range, "`conv2d` on non-tensors");
-      if (rank != 4)
-        return unsupported(call.range, "`conv2d` on an input without a batch dim");
-      auto stride = pairArg(3, 1), pad = pairArg(4, 0), dil = pairArg(5, 1);
-      int64_t groups = intArg(6, 1);
-      RankedTensorType wt = typeOf(w);
-      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), wt.getDimSize(0)};
-      for (int i = 0; i < 2; ++i) {
-        int64_t in = xt.getDimSize(2 + i), k = wt.getDimSize(2 + i);
-        shape.push_back(in == kDyn || k == kDyn
-                            ? kDyn
-                            : (in + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1);
-      }
-      return GenValue::ofTensor(mlir::mdl::Conv2dOp::create(
-          b, l, withShape(x, shape), x, w, bias, b.getDenseI64ArrayAttr(stride),
-          b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil), b.getI64IntegerAttr(groups)));
-    }
-    if (name == "max_pool2d" || name == "avg_pool2d") {
-      if (!needX())
-        return {};
-      if (rank != 4)
-        return unsupported(call.range, "`" + name + "` on an input without a batch dim");
-      auto kernel = pairArg(1, 1);
-      auto stride = pairArg(2, kernel[0]);
-      if (!has(2))
-        stride = kernel;
-      auto pad = pairArg(3, 0);
-      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1)};
-      for (int i = 0; i < 2; ++i) {
-        int64_t in = xt.getDimSize(2 + i);
-        shape.push_back(in == kDyn ? kDyn : (in + 2 * pad[i] - kernel[i]) / stride[i] + 1);
-      }
-      auto k = b.getDenseI64ArrayAttr(kernel), s = b.getDenseI64ArrayAttr(stride),
-           p = b.getDenseI64ArrayAttr(pad);
-      if (name == "max_pool2d")
-        return GenValue::ofTensor(
-            mlir::mdl::MaxPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
-      return GenValue::ofTensor(
-          mlir::mdl::AvgPool2dOp::create(b, l, withShape(x, shape), x, k, s, p));
-    }
-    if (name == "adaptive_avg_pool2d") {
-      if (!needX())
-        return {};
-      if (rank != 4)
-        return unsupported(call.range, "`" + name + "` on an input without a batch dim");
-      auto out = pairArg(1, 1);
-      llvm::SmallVector<int64_t> shape = {xt.getDimSize(0), xt.getDimSize(1), out[0], out[1]};
-      int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
-      bool global = out[0] == 1 && out[1] == 1;
-      bool divides =
-          h != kDyn && w != kDyn && out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0;
-      if (global || divides)
-        return GenValue::ofTensor(
-            mlir::mdl::AdaptiveAvgPool2dOp::create(b, l, withShape(x, shape), x));
-      if (h == kDyn || w == kDyn || out[0] < 1 || out[1] < 1)
-        return unsupported(call.range, "`adaptive_avg_pool2d` of an input whose size is known only "
-                                       "at run time, to an output that does not divide it");
-      return GenValue::ofTensor(adaptiveAvgPoolByWindows(x, out[0], out[1], l));
-    }
-    return unsupported(call.range, "`" + name + "`");
-  };
   if (name == "conv2d" || name == "max_pool2d" || name == "avg_pool2d" ||
       name == "adaptive_avg_pool2d") {
-    if (!x || rank != 3)
-      return spatial();
+    static_assert(slot::same(slot::conv2d::x, slot::max_pool2d::x, slot::avg_pool2d::x,
+                             slot::adaptive_avg_pool2d::x));
+    if (!needX())
+      return {};
+    if (rank != 3 && rank != 4)
+      return unsupported(call.range, "`" + name + "` on an input without a batch dim");
+    if (rank == 4)
+      return genSpatial(name, call, args, x, rt);
     // PyTorch's unbatched [C, H, W]: a batch of one, dropped again after.
-    llvm::SmallVector<int64_t> batched(xt.getShape());
-    batched.insert(batched.begin(), 1);
-    x = reshape(x, batched, l);
-    xt = typeOf(x);
-    rank = 4;
-    GenValue result = spatial();
-    if (result.kind != GenValue::Kind::Tensor)
-      return result;
-    return GenValue::ofTensor(
-        reshape(result.tensor, typeOf(result.tensor).getShape().drop_front(), l));
+    GenValue batched = genSpatial(name, call, args, reshape(x, batchOfOne(xt), l), batchOfOne(rt));
+    if (batched.kind != GenValue::Kind::Tensor)
+      return batched;
+    return GenValue::ofTensor(reshape(batched.tensor, rt, l));
   }
   if (name == "layer_norm") {
-    mlir::Value w = tensorArg(1), bias = tensorArg(2);
+    namespace P = slot::layer_norm;
+    mlir::Value w = args.tensor(P::weight), bias = args.tensor(P::bias);
     if (!needX() || !w || !bias)
       return unsupported(call.range, "`layer_norm` on non-tensors");
-    double eps = has(3) ? args[3]->number : 1e-5;
     return GenValue::ofTensor(mlir::mdl::LayerNormOp::create(
-        b, l, x.getType(), x, w, bias, b.getI64IntegerAttr(typeOf(w).getRank()),
-        b.getF64FloatAttr(eps)));
+        b, l, rt, x, w, bias, b.getI64IntegerAttr(typeOf(w).getRank()),
+        b.getF64FloatAttr(args.has(P::eps) ? args[P::eps].number : 1e-5)));
   }
   if (name == "batch_norm") {
-    mlir::Value mean = tensorArg(1), var = tensorArg(2), w = tensorArg(3), bias = tensorArg(4);
+    namespace P = slot::batch_norm;
+    mlir::Value mean = args.tensor(P::mean), var = args.tensor(P::var);
     if (!needX() || !mean || !var)
       return unsupported(call.range, "`batch_norm` on non-tensors");
-    double eps = has(5) ? args[5]->number : 1e-5;
-    return GenValue::ofTensor(mlir::mdl::BatchNormOp::create(b, l, x.getType(), x, mean, var, w,
-                                                             bias, b.getF64FloatAttr(eps)));
+    return GenValue::ofTensor(mlir::mdl::BatchNormOp::create(
+        b, l, rt, x, mean, var, args.tensor(P::weight), args.tensor(P::bias),
+        b.getF64FloatAttr(args.has(P::eps) ? args[P::eps].number : 1e-5)));
   }
   if (name == "embedding") {
-    mlir::Value indices = tensorArg(0), table = tensorArg(1);
+    namespace P = slot::embedding;
+    mlir::Value indices = args.tensor(P::indices), table = args.tensor(P::table);
     if (!indices || !table)
       return unsupported(call.range, "`embedding` on non-tensors");
-    llvm::SmallVector<int64_t> shape(typeOf(indices).getShape());
-    shape.push_back(typeOf(table).getDimSize(1));
-    return GenValue::ofTensor(
-        mlir::mdl::EmbeddingOp::create(b, l, withShape(table, shape), table, indices));
+    return GenValue::ofTensor(mlir::mdl::EmbeddingOp::create(b, l, rt, table, indices));
   }
   if (name == "gather" || name == "index_select") {
-    mlir::Value index = tensorArg(2);
+    namespace P = slot::gather;
+    static_assert(slot::same(P::dim, slot::index_select::dim) &&
+                  slot::same(P::index, slot::index_select::index));
+    mlir::Value index = args.tensor(P::index);
     if (!needX() || !index)
       return unsupported(call.range, "`" + name + "` on non-tensors");
-    int64_t dim = normDim(intArg(1, 0), rank);
+    auto dim = b.getI64IntegerAttr(normDim(args.integer(P::dim, 0), rank));
     if (name == "gather")
-      return GenValue::ofTensor(mlir::mdl::GatherOp::create(
-          b, l, withShape(x, typeOf(index).getShape()), x, index, b.getI64IntegerAttr(dim)));
-    llvm::SmallVector<int64_t> shape(xt.getShape());
-    shape[dim] = typeOf(index).getDimSize(0);
-    return GenValue::ofTensor(mlir::mdl::IndexSelectOp::create(b, l, withShape(x, shape), x, index,
-                                                               b.getI64IntegerAttr(dim)));
+      return GenValue::ofTensor(mlir::mdl::GatherOp::create(b, l, rt, x, index, dim));
+    return GenValue::ofTensor(mlir::mdl::IndexSelectOp::create(b, l, rt, x, index, dim));
   }
   if (name == "where") {
-    mlir::Value mask = tensorArg(0);
-    if (!mask || !has(1) || !has(2))
+    namespace P = slot::where;
+    mlir::Value mask = args.tensor(P::mask);
+    if (!mask || !args.has(P::a) || !args.has(P::b))
       return unsupported(call.range, "`where` without a mask tensor");
-    mlir::Value a = tensorArg(1), c = tensorArg(2);
+    mlir::Value a = args.tensor(P::a), c = args.tensor(P::b);
     if (!a && !c)
       return unsupported(call.range, "`where` of two scalars");
     if (!a)
-      a = broadcastScalar(*args[1], c, ranges[1]);
+      a = broadcastScalar(args[P::a], c, args.range(P::a));
     if (!c)
-      c = broadcastScalar(*args[2], a, ranges[2]);
-    llvm::SmallVector<int64_t> shape = broadcastShape(
-        broadcastShape(typeOf(mask).getShape(), typeOf(a).getShape()), typeOf(c).getShape());
-    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, withShape(a, shape), mask, a, c));
+      c = broadcastScalar(args[P::b], a, args.range(P::b));
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, rt, mask, a, c));
   }
   if (name == "cross_entropy" || name == "nll_loss") {
-    mlir::Value target = tensorArg(1), weight = tensorArg(2);
+    namespace P = slot::cross_entropy;
+    static_assert(slot::same(P::target, slot::nll_loss::target) &&
+                  slot::same(P::weight, slot::nll_loss::weight));
+    mlir::Value target = args.tensor(P::target), weight = args.tensor(P::weight);
     if (!needX() || !target)
       return unsupported(call.range, "`" + name + "` on non-tensors");
-    RankedTensorType rt = withShape(x, {});
     auto reduction = b.getStringAttr("mean");
     if (name == "cross_entropy")
       return GenValue::ofTensor(
           mlir::mdl::CrossEntropyOp::create(b, l, rt, x, target, weight, reduction));
     return GenValue::ofTensor(mlir::mdl::NllLossOp::create(b, l, rt, x, target, weight, reduction));
   }
-  if (name == "cast") {
-    if (!needX() || !has(1) || args[1]->kind != GenValue::Kind::DType)
-      return unsupported(call.range, "`cast` without a dtype");
-    RankedTensorType rt = tensorType(xt.getShape(), elementType(args[1]->dtype), xt.getEncoding());
+  if (name == "cast" || name == "to") { // nothing to do where the type stays
+    if (!needX())
+      return {};
     if (rt == xt)
-      return *args[0];
-    return GenValue::ofTensor(mlir::mdl::CastOp::create(b, l, rt, x));
-  }
-  if (name == "to") {
-    if (!needX() || !has(1) || args[1]->kind != GenValue::Kind::Device)
-      return unsupported(call.range, "`.to` without a device");
-    RankedTensorType rt =
-        tensorType(xt.getShape(), xt.getElementType(), deviceAttr(args[1]->device));
-    if (rt == xt)
-      return *args[0];
+      return args[0];
+    if (name == "cast")
+      return GenValue::ofTensor(mlir::mdl::CastOp::create(b, l, rt, x));
     return GenValue::ofTensor(mlir::mdl::TransferOp::create(b, l, rt, x));
   }
 
-  // Creation ops: static shapes only (the cpu back end needs the sizes).
+  // Creation ops: sizes fixed by the instance are static, symbolic ones
+  // (`zeros([B, n])`) come from the extents the inputs bound.
   if (name == "zeros" || name == "ones" || name == "full" || name == "randn" || name == "arange" ||
       name == "eye") {
-    std::optional<std::pair<mlir::Type, mlir::Attribute>> et = callType();
-    if (!et)
-      return unsupported(call.range, "`" + name + "` whose device is unknown");
-    // The checker's shape: sizes fixed by the instance are static, symbolic
-    // ones (`zeros([B, n])`) come from the extents the inputs bound.
-    auto checked = checkedShape(call, scope, l);
-    if (!checked)
+    if (placement) // `zeros(...) @ D` in this instance
+      rt = tensorType(rt.getShape(), rt.getElementType(), deviceAttr(*placement));
+    std::optional<llvm::SmallVector<mlir::Value>> dynamic = dynamicSizes(call, rt, scope, l);
+    if (!dynamic)
       return unsupported(call.range, "`" + name + "` with a size known only at run time");
-    RankedTensorType rt = tensorType(checked->first, et->first, et->second);
-    mlir::ValueRange sizes(checked->second);
+    mlir::ValueRange sizes(*dynamic);
     if (name == "zeros")
       return GenValue::ofTensor(mlir::mdl::ZerosOp::create(b, l, rt, sizes));
     if (name == "ones")
       return GenValue::ofTensor(mlir::mdl::OnesOp::create(b, l, rt, sizes));
     if (name == "full")
       return GenValue::ofTensor(mlir::mdl::FullOp::create(
-          b, l, rt, sizes, b.getF64FloatAttr(has(1) ? args[1]->number : 0)));
+          b, l, rt, sizes, b.getF64FloatAttr(args.number(slot::full::value, 0).value_or(0))));
     if (name == "randn")
-      return GenValue::ofTensor(
-          mlir::mdl::RandnOp::create(b, l, rt, sizes, b.getI64IntegerAttr(intArg(1, 0))));
+      return GenValue::ofTensor(mlir::mdl::RandnOp::create(
+          b, l, rt, sizes, b.getI64IntegerAttr(args.integer(slot::randn::seed, 0))));
     if (name == "arange") {
       // `arange(end)` or `arange(start, end, step)`; the checker sized it.
-      auto number = [&](size_t i, double dflt) -> std::optional<double> {
-        if (!has(i))
-          return dflt;
-        if (args[i]->kind != GenValue::Kind::Scalar)
-          return std::nullopt;
-        return args[i]->number;
-      };
-      std::optional<double> start = has(1) ? number(0, 0) : 0, step = number(2, 1);
+      namespace P = slot::arange;
+      std::optional<double> start = args.has(P::end) ? args.number(P::start, 0) : 0,
+                            step = args.number(P::step, 1);
       if (!start || !step)
         return unsupported(call.range, "`arange` from a bound known only at run time");
       return GenValue::ofTensor(mlir::mdl::ArangeOp::create(

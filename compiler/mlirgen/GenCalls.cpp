@@ -77,6 +77,8 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
       int64_t first = actual.getRank() - int64_t(type.shape.dims.size());
       if (first < 0 || (first > 0 && !type.shape.hasPack()))
         continue;
+      if (type.shape.hasPack())
+        scope.packExtents.try_emplace(type.shape.pack, actual.getShape().take_front(first));
       for (size_t k = 0; k < type.shape.dims.size(); ++k) {
         int64_t d = first + int64_t(k);
         std::optional<sema::AtomId> atom = type.shape.dims[k].asAtom();

@@ -44,6 +44,29 @@ mlir::Value Generator::scalarLike(double value, mlir::Value like, mlir::Location
                                    mlir::ValueRange{}, b.getF64FloatAttr(value));
 }
 
+/// The broadcast of two operands of a composition (index vectors, weights
+/// and the tensors they select from), which have no checked type of their own.
+static llvm::SmallVector<int64_t> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                 llvm::ArrayRef<int64_t> c) {
+  size_t rank = std::max(a.size(), c.size());
+  llvm::SmallVector<int64_t> out(rank, kDyn);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < c.size() ? c[c.size() - 1 - i] : 1;
+    int64_t r;
+    if (x == 1)
+      r = y;
+    else if (y == 1)
+      r = x;
+    else if (x != kDyn)
+      r = x;
+    else
+      r = y;
+    out[rank - 1 - i] = r;
+  }
+  return out;
+}
+
 template <typename Op>
 mlir::Value Generator::elementwise(mlir::Value lhs, mlir::Value rhs, mlir::Location l) {
   return Op::create(b, l,
@@ -59,16 +82,13 @@ mlir::Value Generator::compare(llvm::StringRef predicate, mlir::Value lhs, mlir:
 }
 
 mlir::Value Generator::sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end,
-                                mlir::Location l) {
-  RankedTensorType xt = typeOf(x);
-  int64_t rank = xt.getRank();
+                                RankedTensorType result, mlir::Location l) {
+  int64_t rank = typeOf(x).getRank();
   constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
   llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1);
   starts[dim] = start;
   ends[dim] = end;
-  llvm::SmallVector<int64_t> shape(xt.getShape());
-  shape[dim] = end - start;
-  return mlir::mdl::SliceOp::create(b, l, withShape(x, shape), x, b.getDenseI64ArrayAttr(starts),
+  return mlir::mdl::SliceOp::create(b, l, result, x, b.getDenseI64ArrayAttr(starts),
                                     b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
                                     b.getDenseI64ArrayAttr({}));
 }
@@ -116,95 +136,88 @@ mlir::Value Generator::padDim(mlir::Value x, int64_t dim, int64_t left, int64_t 
 }
 
 GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
-                                       llvm::ArrayRef<std::optional<GenValue>> args,
-                                       llvm::ArrayRef<Range> ranges,
-                                       llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+                                       const BuiltinArgs &args, RankedTensorType result,
+                                       Scope &scope) {
   mlir::Location l = loc(call.range);
-  auto scalar = [&](size_t i, double dflt) -> std::optional<double> {
-    if (i >= args.size() || !args[i])
-      return dflt;
-    if (args[i]->kind != GenValue::Kind::Scalar)
-      return std::nullopt;
-    return args[i]->number;
-  };
-  if (!args[0] || args[0]->kind != GenValue::Kind::Tensor)
-    return unsupported(ranges[0], "`" + name + "` on a non-tensor value");
+  static_assert(slot::same(0, slot::split::x, slot::chunk::x, slot::masked_fill::x, slot::triu::x,
+                           slot::tril::x, slot::pad::x, slot::conv1d::x, slot::conv_transpose2d::x,
+                           slot::group_norm::x, slot::interpolate::x));
+  mlir::Value x = args.tensor(0);
+  if (!x)
+    return unsupported(args.range(0), "`" + name + "` on a non-tensor value");
   if (llvm::is_contained({"conv1d", "conv_transpose2d", "group_norm", "interpolate"}, name))
-    return genConvLike(name, call, args, strings, scope);
-  mlir::Value x = args[0]->tensor;
+    return genConvLike(name, call, args, result);
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank();
-  auto dimArg = [&](size_t i) -> std::optional<int64_t> {
-    std::optional<double> d = scalar(i, 0);
-    if (!d)
-      return std::nullopt;
-    return *d < 0 ? int64_t(*d) + rank : int64_t(*d);
-  };
 
   if (name == "split" || name == "chunk") {
-    // The checker sized every piece; they are consecutive slices.
+    // Consecutive slices, each of the type the checker gave its piece.
+    static_assert(slot::same(slot::split::dim, slot::chunk::dim));
     const sema::ExprInfo *info = program.typeOf(&call);
-    std::optional<int64_t> dim = dimArg(2);
-    if (!info || info->type.kind() != sema::Type::Kind::List || !info->type.elements || !dim)
+    std::optional<double> d = args.number(slot::split::dim, 0);
+    if (!info->type.elements || !d)
       return unsupported(call.range, "`" + name + "` here");
+    int64_t dim = *d < 0 ? int64_t(*d) + rank : int64_t(*d);
     GenValue list;
     list.kind = GenValue::Kind::List;
     int64_t offset = 0;
     for (const sema::Type &part : *info->type.elements) {
-      int64_t len = extentOf(scopedDim(part.shape.dims[size_t(*dim)], scope), *scope.frame);
+      std::optional<RankedTensorType> pt = scopedType(part, scope);
+      int64_t len = pt ? pt->getDimSize(dim) : kDyn;
       if (len == kDyn)
         return unsupported(call.range,
                            "`" + name + "` of a dim whose size is known only at run time");
-      list.elements.push_back(GenValue::ofTensor(sliceDim(x, *dim, offset, offset + len, l)));
+      list.elements.push_back(GenValue::ofTensor(sliceDim(x, dim, offset, offset + len, *pt, l)));
       offset += len;
     }
     return list;
   }
   if (name == "masked_fill") {
-    if (!args[1] || args[1]->kind != GenValue::Kind::Tensor || !args[2])
+    namespace P = slot::masked_fill;
+    mlir::Value mask = args.tensor(P::mask);
+    if (!mask || !args.has(P::value))
       return unsupported(call.range, "`masked_fill` without a mask tensor");
-    mlir::Value fill = args[2]->kind == GenValue::Kind::Tensor
-                           ? args[2]->tensor
-                           : broadcastScalar(*args[2], x, ranges[2]);
-    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, args[1]->tensor, fill, x));
+    mlir::Value fill = args.tensor(P::value);
+    if (!fill)
+      fill = broadcastScalar(args[P::value], x, args.range(P::value));
+    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, result, mask, fill, x));
   }
   if (name == "triu" || name == "tril") {
     // Keep (row i, col j) where j - i >= diagonal (triu) or <= (tril).
+    static_assert(slot::same(slot::triu::diagonal, slot::tril::diagonal));
     int64_t h = xt.getDimSize(rank - 2), w = xt.getDimSize(rank - 1);
-    std::optional<double> diagonal = scalar(1, 0);
+    std::optional<double> diagonal = args.number(slot::triu::diagonal, 0);
     if (h == kDyn || w == kDyn || !diagonal)
       return unsupported(call.range,
                          "`" + name + "` of a matrix whose size is known only at run time");
     mlir::Value rows = reshape(indexVector(h, 0, xt.getEncoding(), l), {h, 1}, l);
     mlir::Value cols = reshape(indexVector(w, -int64_t(*diagonal), xt.getEncoding(), l), {1, w}, l);
     mlir::Value keep = compare(name == "triu" ? "ge" : "le", cols, rows, l);
-    return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, xt, keep, x, scalarLike(0, x, l)));
+    return GenValue::ofTensor(
+        mlir::mdl::WhereOp::create(b, l, result, keep, x, scalarLike(0, x, l)));
   }
   if (name == "pad") {
-    llvm::SmallVector<int64_t> sizes;
-    if (!args[1] || args[1]->kind != GenValue::Kind::List)
-      return unsupported(ranges[1], "`pad` with these sizes");
-    for (const GenValue &e : args[1]->elements) {
-      if (e.kind != GenValue::Kind::Scalar)
-        return unsupported(ranges[1], "`pad` with these sizes");
-      sizes.push_back(int64_t(e.number));
-    }
-    llvm::StringRef mode = strings[2].empty() ? "constant" : strings[2];
-    std::optional<double> value = scalar(3, 0);
+    // One dim at a time, the last first; the last step has the checker's type.
+    namespace P = slot::pad;
+    std::optional<llvm::SmallVector<int64_t>> sizes = args.intList(P::pad);
+    if (!sizes || args[P::pad].kind != GenValue::Kind::List)
+      return unsupported(args.range(P::pad), "`pad` with these sizes");
+    llvm::StringRef mode = args.string(P::mode, "constant");
+    std::optional<double> value = args.number(P::value, 0);
     if (!value)
-      return unsupported(ranges[3], "`pad` with this value");
-    for (size_t k = 0; k + 1 < sizes.size(); k += 2) {
-      int64_t dim = rank - 1 - int64_t(k / 2);
-      if (sizes[k] == 0 && sizes[k + 1] == 0)
+      return unsupported(args.range(P::value), "`pad` with this value");
+    for (size_t k = 0; k + 1 < sizes->size(); k += 2) {
+      int64_t dim = rank - 1 - int64_t(k / 2), left = (*sizes)[k], right = (*sizes)[k + 1];
+      if (left == 0 && right == 0)
         continue;
       int64_t size = typeOf(x).getDimSize(dim);
       if (size == kDyn)
         return unsupported(call.range, "`pad` of a dim whose size is known only at run time");
-      if ((mode == "reflect" && (sizes[k] >= size || sizes[k + 1] >= size)) ||
-          (mode == "circular" && (sizes[k] > size || sizes[k + 1] > size)))
+      if ((mode == "reflect" && (left >= size || right >= size)) ||
+          (mode == "circular" && (left > size || right > size)))
         return unsupported(call.range, "`" + mode + "` padding wider than its dim (size " +
                                            std::to_string(size) + ")");
-      x = padDim(x, dim, sizes[k], sizes[k + 1], mode, *value, l);
+      x = padDim(x, dim, left, right, mode, *value, l);
     }
     return GenValue::ofTensor(x);
   }
@@ -276,75 +289,59 @@ mlir::Value Generator::resampleDim(mlir::Value x, int64_t dim, int64_t out, llvm
 }
 
 GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
-                                llvm::ArrayRef<std::optional<GenValue>> args,
-                                llvm::ArrayRef<llvm::StringRef> strings, Scope &scope) {
+                                const BuiltinArgs &args, RankedTensorType result) {
   mlir::Location l = loc(call.range);
-  mlir::Value x = args[0]->tensor;
-  auto tensorArg = [&](size_t i) -> mlir::Value {
-    return i < args.size() && args[i] && args[i]->kind == GenValue::Kind::Tensor ? args[i]->tensor
-                                                                                 : mlir::Value();
-  };
-  auto has = [&](size_t i) { return i < args.size() && args[i].has_value(); };
-  auto ints = [&](size_t i, int64_t dflt, size_t n) {
-    llvm::SmallVector<int64_t> out(n, dflt);
-    if (!has(i))
-      return out;
-    const GenValue &v = *args[i];
-    for (size_t k = 0; k < n; ++k)
-      out[k] = int64_t(v.kind == GenValue::Kind::List || v.kind == GenValue::Kind::Tuple
-                           ? v.elements[k].number
-                           : v.number);
-    return out;
-  };
-  // The checker's result shape, with this instance's extents.
-  llvm::SmallVector<int64_t> resultShape;
-  if (const sema::ExprInfo *info = program.typeOf(&call); info && info->type.isTensor())
-    for (sema::Dim d : info->type.shape.dims)
-      resultShape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
-
+  mlir::Value x = args.tensor(0);
   // Unbatched input: a batch of one, dropped again at the end.
   int64_t spatial = name == "conv1d" ? 1 : int64_t(typeOf(x).getRank()) - 2;
   bool unbatched =
       (name == "conv1d" || name == "conv_transpose2d") && typeOf(x).getRank() == spatial + 1;
+  RankedTensorType batchedResult = result;
   if (unbatched) {
     llvm::SmallVector<int64_t> batched(typeOf(x).getShape());
     batched.insert(batched.begin(), 1);
     x = reshape(x, batched, l);
+    llvm::SmallVector<int64_t> shape(result.getShape());
+    shape.insert(shape.begin(), 1);
+    batchedResult = withShape(x, shape);
   }
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank();
   mlir::Value out;
   if (name == "conv1d") {
     // [N, C, L] as [N, C, 1, L] through conv2d.
-    mlir::Value w = tensorArg(1);
+    namespace P = slot::conv1d;
+    mlir::Value w = args.tensor(P::weight);
     RankedTensorType wt = typeOf(w);
     mlir::Value x4 = reshape(x, {xt.getDimSize(0), xt.getDimSize(1), 1, xt.getDimSize(2)}, l);
     mlir::Value w4 = reshape(w, {wt.getDimSize(0), wt.getDimSize(1), 1, wt.getDimSize(2)}, l);
-    int64_t s = ints(3, 1, 1)[0], p = ints(4, 0, 1)[0], d = ints(5, 1, 1)[0];
-    int64_t in = xt.getDimSize(2), k = wt.getDimSize(2);
-    int64_t length = in == kDyn ? kDyn : (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    llvm::ArrayRef<int64_t> os = batchedResult.getShape();
     mlir::Value y = mlir::mdl::Conv2dOp::create(
-        b, l, withShape(x, {xt.getDimSize(0), wt.getDimSize(0), 1, length}), x4, w4, tensorArg(2),
-        b.getDenseI64ArrayAttr({1, s}), b.getDenseI64ArrayAttr({0, p}),
-        b.getDenseI64ArrayAttr({1, d}), b.getI64IntegerAttr(int64_t(has(6) ? args[6]->number : 1)));
-    out = reshape(y, {xt.getDimSize(0), wt.getDimSize(0), length}, l);
+        b, l, withShape(x, {os[0], os[1], 1, os[2]}), x4, w4, args.tensor(P::bias),
+        b.getDenseI64ArrayAttr({1, args.ints(P::stride, 1, 1)[0]}),
+        b.getDenseI64ArrayAttr({0, args.ints(P::padding, 0, 1)[0]}),
+        b.getDenseI64ArrayAttr({1, args.ints(P::dilation, 1, 1)[0]}),
+        b.getI64IntegerAttr(args.ints(P::groups, 1, 1)[0]));
+    out = reshape(y, batchedResult, l);
   } else if (name == "conv_transpose2d") {
-    // Zero-insert and pad the input, then a stride-1 conv2d with the
-    // weight's in/out swapped and its kernel flipped.
-    mlir::Value w = tensorArg(1);
+    // Zero-insert and pad the input to as many positions as a stride-1
+    // conv2d with the weight's in/out swapped and its kernel flipped needs
+    // to give the checker's size: out + dilation * (k - 1).
+    namespace P = slot::conv_transpose2d;
+    mlir::Value w = args.tensor(P::weight);
     RankedTensorType wt = typeOf(w);
-    auto stride = ints(3, 1, 2), padding = ints(4, 0, 2), outPad = ints(5, 0, 2),
-         dilation = ints(7, 1, 2);
-    int64_t groups = int64_t(has(6) ? args[6]->number : 1);
+    auto stride = args.ints(P::stride, 1, 2), padding = args.ints(P::padding, 0, 2),
+         dilation = args.ints(P::dilation, 1, 2);
+    int64_t groups = args.ints(P::groups, 1, 1)[0];
     int64_t kh = wt.getDimSize(2), kw = wt.getDimSize(3);
     for (int i = 0; i < 2; ++i) {
-      int64_t in = typeOf(x).getDimSize(2 + i), k = i == 0 ? kh : kw;
-      if (in == kDyn || k == kDyn)
+      int64_t in = typeOf(x).getDimSize(2 + i), k = i == 0 ? kh : kw,
+              size = batchedResult.getDimSize(2 + i);
+      if (in == kDyn || k == kDyn || size == kDyn)
         return unsupported(call.range, "`conv_transpose2d` of an input whose size is known only "
                                        "at run time");
       int64_t lead = dilation[i] * (k - 1) - padding[i];
-      int64_t length = (in - 1) * stride[i] + 1 + 2 * lead + outPad[i];
-      x = convTransposeInput(x, 2 + i, stride[i], lead, length, l);
+      x = convTransposeInput(x, 2 + i, stride[i], lead, size + dilation[i] * (k - 1), l);
     }
     int64_t cin = wt.getDimSize(0), coutG = wt.getDimSize(1);
     for (int64_t d : {2, 3}) { // flip the kernel
@@ -359,17 +356,14 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
     w = mlir::mdl::PermuteOp::create(b, l, withShape(w, {groups, coutG, cin / groups, kh, kw}), w,
                                      b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
     w = reshape(w, {groups * coutG, cin / groups, kh, kw}, l);
-    RankedTensorType pt = typeOf(x);
-    llvm::SmallVector<int64_t> shape = {pt.getDimSize(0), groups * coutG,
-                                        pt.getDimSize(2) - dilation[0] * (kh - 1),
-                                        pt.getDimSize(3) - dilation[1] * (kw - 1)};
     out =
-        mlir::mdl::Conv2dOp::create(b, l, withShape(x, shape), x, w, tensorArg(2),
+        mlir::mdl::Conv2dOp::create(b, l, batchedResult, x, w, args.tensor(P::bias),
                                     b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0}),
                                     b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups));
   } else if (name == "group_norm") {
     // [N, C, ...] as [N, G, C/G * ...]: a layer norm over the last dim.
-    int64_t groups = int64_t(args[1]->number), channels = xt.getDimSize(1);
+    namespace P = slot::group_norm;
+    int64_t groups = args.integer(P::num_groups, 1), channels = xt.getDimSize(1);
     int64_t rest = 1;
     for (int64_t d = 1; d < rank; ++d)
       rest = rest == kDyn || xt.getDimSize(d) == kDyn ? kDyn : rest * xt.getDimSize(d);
@@ -380,32 +374,31 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
       return unsupported(call.range, "`group_norm` with " + std::to_string(groups) + " groups of " +
                                          std::to_string(channels) + " channels");
     mlir::Value grouped = reshape(x, {xt.getDimSize(0), groups, rest / groups}, l);
-    double eps = has(4) ? args[4]->number : 1e-5;
     mlir::Value normed = mlir::mdl::LayerNormOp::create(
         b, l, grouped.getType(), grouped, mlir::Value(), mlir::Value(), b.getI64IntegerAttr(1),
-        b.getF64FloatAttr(eps));
-    out = reshape(normed, xt.getShape(), l);
-    for (size_t i : {2, 3}) {
-      mlir::Value affine = tensorArg(i);
+        b.getF64FloatAttr(args.has(P::eps) ? args[P::eps].number : 1e-5));
+    out = reshape(normed, result, l);
+    for (size_t i : {P::weight, P::bias}) {
+      mlir::Value affine = args.tensor(i);
       if (!affine)
         continue;
       mlir::Value perChannel = alongDim(affine, 1, rank, l);
-      out = i == 2 ? elementwise<mlir::mdl::MulOp>(out, perChannel, l)
-                   : elementwise<mlir::mdl::AddOp>(out, perChannel, l);
+      out = i == P::weight ? elementwise<mlir::mdl::MulOp>(out, perChannel, l)
+                           : elementwise<mlir::mdl::AddOp>(out, perChannel, l);
     }
-  } else { // interpolate
-    llvm::StringRef mode = strings[3].empty() ? "nearest" : strings[3];
-    bool alignCorners = has(4) && args[4]->number != 0;
+  } else { // interpolate: each spatial dim resampled to the checker's size
+    namespace P = slot::interpolate;
+    llvm::StringRef mode = args.string(P::mode, "nearest");
+    bool alignCorners = args.integer(P::align_corners, 0) != 0;
     for (int64_t k = spatial - 1; k >= 0; --k) { // the last dim first, as PyTorch sums
       std::optional<double> factor;
-      if (has(2)) {
-        const GenValue &s = *args[2];
+      if (args.has(P::scale_factor)) {
+        const GenValue &s = args[P::scale_factor];
         factor = s.kind == GenValue::Kind::List || s.kind == GenValue::Kind::Tuple
                      ? s.elements[size_t(k)].number
                      : s.number;
       }
-      int64_t in = xt.getDimSize(2 + k),
-              target = resultShape.size() == size_t(rank) ? resultShape[size_t(2 + k)] : kDyn;
+      int64_t in = xt.getDimSize(2 + k), target = result.getDimSize(2 + k);
       if (in == kDyn || target == kDyn)
         return unsupported(call.range, "`interpolate` of a size known only at run time");
       if (target == in && !factor)
@@ -415,7 +408,7 @@ GenValue Generator::genConvLike(llvm::StringRef name, const ast::CallExpr &call,
     out = x;
   }
   if (unbatched)
-    out = reshape(out, typeOf(out).getShape().drop_front(), l);
+    out = reshape(out, result, l);
   return GenValue::ofTensor(out);
 }
 

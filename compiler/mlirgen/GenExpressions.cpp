@@ -101,6 +101,10 @@ std::optional<GenValue> Generator::foldScalars(ast::BinaryOp op, const GenValue 
 }
 
 GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
+  return checkedResult(expr, genExpr(expr, scope), scope);
+}
+
+GenValue Generator::genExpr(const ast::Expr &expr, Scope &scope) {
   if (failed)
     return {};
   switch (expr.kind()) {
@@ -150,11 +154,12 @@ GenValue Generator::gen(const ast::Expr &expr, Scope &scope) {
                    : GenValue::ofScalar(-x.number, x.isInt);
     if (x.kind != GenValue::Kind::Tensor)
       return unsupported(expr.range, isNot ? "`not` of this value" : "negating this value");
+    std::optional<RankedTensorType> t = checkedType(expr, scope);
+    if (!t)
+      return unsupported(expr.range, isNot ? "`not` of this value" : "negating this value");
     if (isNot)
-      return GenValue::ofTensor(
-          mlir::mdl::NotOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
-    return GenValue::ofTensor(
-        mlir::mdl::NegOp::create(b, loc(expr.range), x.tensor.getType(), x.tensor));
+      return GenValue::ofTensor(mlir::mdl::NotOp::create(b, loc(expr.range), *t, x.tensor));
+    return GenValue::ofTensor(mlir::mdl::NegOp::create(b, loc(expr.range), *t, x.tensor));
   }
   case ast::Expr::Kind::Binary:
     return genBinary(*dyn_cast<ast::BinaryExpr>(&expr), scope);
@@ -265,15 +270,15 @@ GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
       return GenValue::ofTensor(it->second);
   }
   if (base.kind == GenValue::Kind::Tensor && member.member.name == "T") {
-    RankedTensorType t = typeOf(base.tensor);
-    int64_t rank = t.getRank();
+    int64_t rank = typeOf(base.tensor).getRank();
     if (rank < 2)
       return base;
-    llvm::SmallVector<int64_t> shape(t.getShape());
-    std::swap(shape[rank - 2], shape[rank - 1]);
-    return GenValue::ofTensor(mlir::mdl::TransposeOp::create(
-        b, loc(member.range), withShape(base.tensor, shape), base.tensor,
-        b.getI64IntegerAttr(rank - 2), b.getI64IntegerAttr(rank - 1)));
+    std::optional<RankedTensorType> t = checkedType(member, scope);
+    if (!t)
+      return unsupported(member.range, "`.T` of this value");
+    return GenValue::ofTensor(mlir::mdl::TransposeOp::create(b, loc(member.range), *t, base.tensor,
+                                                             b.getI64IntegerAttr(rank - 2),
+                                                             b.getI64IntegerAttr(rank - 1)));
   }
   return unsupported(member.range, "the member `" + member.member.name + "`");
 }
@@ -284,43 +289,16 @@ mlir::Value Generator::broadcastScalar(const GenValue &scalar, mlir::Value like,
                                    mlir::ValueRange{}, b.getF64FloatAttr(scalar.number));
 }
 
-llvm::SmallVector<int64_t> broadcastShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> c) {
-  size_t rank = std::max(a.size(), c.size());
-  llvm::SmallVector<int64_t> out(rank, kDyn);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    int64_t y = i < c.size() ? c[c.size() - 1 - i] : 1;
-    int64_t r;
-    if (x == 1)
-      r = y;
-    else if (y == 1)
-      r = x;
-    else if (x != kDyn)
-      r = x;
-    else
-      r = y;
-    out[rank - 1 - i] = r;
-  }
-  return out;
-}
-
-mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at) {
+mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs,
+                                RankedTensorType result, Range at) {
   mlir::Location l = loc(at);
-  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
   if (op == ast::BinaryOp::MatMul) {
-    if (lt.getRank() < 2 || rt.getRank() < 2)
-      return vectorMatmul(lhs, rhs, at);
-    auto ls = lt.getShape(), rs = rt.getShape();
-    llvm::SmallVector<int64_t> shape = broadcastShape(ls.drop_back(2), rs.drop_back(2));
-    shape.push_back(ls[ls.size() - 2]);
-    shape.push_back(rs.back());
-    return mlir::mdl::MatmulOp::create(b, l, withShape(lhs, shape), lhs, rhs);
+    if (typeOf(lhs).getRank() < 2 || typeOf(rhs).getRank() < 2)
+      return vectorMatmul(lhs, rhs, result, at);
+    return mlir::mdl::MatmulOp::create(b, l, result, lhs, rhs);
   }
-  llvm::SmallVector<int64_t> shape = broadcastShape(lt.getShape(), rt.getShape());
-  RankedTensorType result = withShape(lhs, shape);
   auto cmp = [&](llvm::StringRef predicate) -> mlir::Value {
-    RankedTensorType boolType = tensorType(shape, b.getI1Type(), lt.getEncoding());
-    return mlir::mdl::CmpOp::create(b, l, boolType, b.getStringAttr(predicate), lhs, rhs);
+    return mlir::mdl::CmpOp::create(b, l, result, b.getStringAttr(predicate), lhs, rhs);
   };
   switch (op) {
   case ast::BinaryOp::Add:
@@ -357,9 +335,10 @@ mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value r
   }
 }
 
-mlir::Value Generator::vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at) {
+mlir::Value Generator::vectorMatmul(mlir::Value lhs, mlir::Value rhs, RankedTensorType result,
+                                    Range at) {
   // torch.matmul: a vector lhs is a [1, k] row and a vector rhs a [k, 1]
-  // column; the unit dim they add is dropped from the product.
+  // column; the product of those has the unit dims `result` drops.
   mlir::Location l = loc(at);
   RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
   if (lt.getRank() < 1 || rt.getRank() < 1) {
@@ -369,15 +348,15 @@ mlir::Value Generator::vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at) 
   bool rowVector = lt.getRank() == 1, columnVector = rt.getRank() == 1;
   mlir::Value a = rowVector ? reshape(lhs, {1, lt.getDimSize(0)}, l) : lhs;
   mlir::Value c = columnVector ? reshape(rhs, {rt.getDimSize(0), 1}, l) : rhs;
-  mlir::Value product = binaryOp(ast::BinaryOp::MatMul, a, c, at);
+  llvm::SmallVector<int64_t> productShape(result.getShape());
+  if (rowVector)
+    productShape.insert(productShape.end() - (columnVector ? 0 : 1), 1);
+  if (columnVector)
+    productShape.push_back(1);
+  mlir::Value product = binaryOp(ast::BinaryOp::MatMul, a, c, withShape(result, productShape), at);
   if (!product)
     return {};
-  llvm::SmallVector<int64_t> shape(typeOf(product).getShape());
-  if (columnVector)
-    shape.pop_back();
-  if (rowVector)
-    shape.erase(shape.end() - 1 - (columnVector ? 0 : 1));
-  return reshape(product, shape, l);
+  return reshape(product, result, l);
 }
 
 GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
@@ -419,9 +398,12 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
     return unsupported(binary.lhs->range, "this operand");
   if (!rt && rhs.kind != GenValue::Kind::Scalar)
     return unsupported(binary.rhs->range, "this operand");
+  std::optional<RankedTensorType> result = checkedType(binary, scope);
+  if (!result)
+    return unsupported(binary.range, "this operator here (the checker gave it no tensor type)");
   mlir::Value l = lt ? lhs.tensor : broadcastScalar(lhs, rhs.tensor, binary.lhs->range);
   mlir::Value r = rt ? rhs.tensor : broadcastScalar(rhs, lhs.tensor, binary.rhs->range);
-  mlir::Value v = binaryOp(binary.op, l, r, binary.range);
+  mlir::Value v = binaryOp(binary.op, l, r, *result, binary.range);
   if (!v)
     return fail();
   return GenValue::ofTensor(v);
@@ -486,7 +468,7 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     runtimePositions.push_back(i->value);
   }
   constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
-  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1), indexDims, shape;
+  llvm::SmallVector<int64_t> starts(rank, 0), ends(rank, kToEnd), steps(rank, 1), indexDims;
   for (size_t d = 0; d < index.subscripts.size(); ++d) {
     const ast::Slice &sub = index.subscripts[d];
     if (llvm::is_contained(runtimeDims, int64_t(d)))
@@ -519,29 +501,34 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     ends[d] = *end;
     steps[d] = *step;
   }
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(indexDims, d))
-      shape.push_back(xt.isDynamicDim(d) ? kDyn
-                                         : mlir::mdl::slicedExtent(starts[d], ends[d], steps[d],
-                                                                   xt.getDimSize(d)));
-  // The run-time dims, renumbered after the static indices dropped theirs.
-  llvm::SmallVector<int64_t> selectDims, finalShape;
-  for (int64_t d : runtimeDims)
-    selectDims.push_back(d - llvm::count_if(indexDims, [&](int64_t i) { return i < d; }));
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (!llvm::is_contained(selectDims, int64_t(d)))
-      finalShape.push_back(shape[d]);
+  std::optional<RankedTensorType> checked = checkedType(index, scope);
+  if (!checked)
+    return unsupported(index.range, "this subscript here (the checker gave it no tensor type)");
   // The checker sizes a slice as (end - begin) / step without clamping; when
   // the bounds leave the dim, PyTorch's (clamped) result disagrees with it.
-  if (const sema::ExprInfo *info = program.typeOf(&index);
-      info && info->type.isTensor() && info->type.shape.dims.size() == finalShape.size()) {
-    for (size_t d = 0; d < finalShape.size(); ++d) {
-      int64_t promised = extentOf(scopedDim(info->type.shape.dims[d], scope), *scope.frame);
-      if (promised != kDyn && finalShape[d] != kDyn && promised != finalShape[d])
-        return unsupported(index.range, "a slice that reaches outside its dim (it has " +
-                                            std::to_string(finalShape[d]) +
-                                            " elements, its type says " + std::to_string(promised) +
-                                            ")");
+  llvm::SmallVector<int64_t> kept; // the dims the subscripts leave, in order
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(indexDims, d) && !llvm::is_contained(runtimeDims, d))
+      kept.push_back(d);
+  if (int64_t(kept.size()) != checked->getRank())
+    return unsupported(index.range, "this subscript here (its type has another rank)");
+  for (auto [d, promised] : llvm::zip_equal(kept, checked->getShape())) {
+    if (xt.isDynamicDim(d) || promised == kDyn)
+      continue;
+    int64_t actual = mlir::mdl::slicedExtent(starts[d], ends[d], steps[d], xt.getDimSize(d));
+    if (actual != promised)
+      return unsupported(index.range, "a slice that reaches outside its dim (it has " +
+                                          std::to_string(actual) + " elements, its type says " +
+                                          std::to_string(promised) + ")");
+  }
+  // The slice keeps the dims mdl.select picks a run-time position of.
+  llvm::SmallVector<int64_t> shape, selectDims;
+  for (int64_t d = 0, next = 0; d < rank; ++d) {
+    if (llvm::is_contained(runtimeDims, d)) {
+      selectDims.push_back(int64_t(shape.size()));
+      shape.push_back(xt.getDimSize(d));
+    } else if (!llvm::is_contained(indexDims, d)) {
+      shape.push_back(checked->getDimSize(next++));
     }
   }
   mlir::Location l = loc(index.range);
@@ -550,13 +537,13 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
                        return starts[d] == 0 && ends[d] == kToEnd && steps[d] == 1;
                      });
   if (!wholeTensor)
-    result = mlir::mdl::SliceOp::create(b, l, withShape(base.tensor, shape), base.tensor,
+    result = mlir::mdl::SliceOp::create(b, l, withShape(*checked, shape), base.tensor,
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps),
                                         b.getDenseI64ArrayAttr(indexDims));
   if (!selectDims.empty())
-    result = mlir::mdl::SelectOp::create(b, l, withShape(result, finalShape), result,
-                                         runtimePositions, b.getDenseI64ArrayAttr(selectDims));
+    result = mlir::mdl::SelectOp::create(b, l, *checked, result, runtimePositions,
+                                         b.getDenseI64ArrayAttr(selectDims));
   return GenValue::ofTensor(result);
 }
 

@@ -15,6 +15,7 @@
 #define MODELC_MLIRGEN_GENERATOR_H
 
 #include "mlirgen/MlirGen.h"
+#include "sema/BuiltinSlots.h"
 
 #include "mlir/MdlDialect.h"
 
@@ -34,9 +35,7 @@ namespace modelc::mlirgen::detail {
 
 using mlir::RankedTensorType;
 using mlir::ShapedType;
-
-/// The broadcast of two shapes (the checker has verified they broadcast).
-llvm::SmallVector<int64_t> broadcastShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> c);
+namespace slot = sema::slot;
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 constexpr unsigned kMaxInlineDepth = 64;
@@ -92,6 +91,34 @@ struct GenValue {
   bool ok() const { return kind != Kind::None; }
 };
 
+/// A built-in call's arguments, generated, in the slots the checker bound
+/// them to; read them by name (`args.tensor(slot::conv2d::weight)`, the
+/// constants of sema/BuiltinSlots.h). An empty slot keeps its default.
+struct BuiltinArgs {
+  llvm::SmallVector<std::optional<GenValue>, 8> values;
+  llvm::SmallVector<Range, 8> ranges;
+  llvm::SmallVector<llvm::StringRef, 8> strings; // `mode: "reflect"`
+
+  bool has(size_t slot) const { return slot < values.size() && values[slot].has_value(); }
+  const GenValue &operator[](size_t slot) const { return *values[slot]; }
+  Range range(size_t slot) const { return ranges[slot]; }
+  /// The tensor given for `slot`, or null.
+  mlir::Value tensor(size_t slot) const;
+  /// A compile-time number; `dflt` for an empty slot, nullopt for a value
+  /// that is not one.
+  std::optional<double> number(size_t slot, double dflt) const;
+  /// An int (or a bool as 0 or 1); `dflt` for an empty slot or another value.
+  int64_t integer(size_t slot, int64_t dflt) const;
+  /// `n` ints from one int (`stride: 2`) or a list or tuple (`stride: (2, 1)`).
+  llvm::SmallVector<int64_t, 2> ints(size_t slot, int64_t dflt, size_t n) const;
+  /// The ints of a list (or one int); nullopt for anything else.
+  std::optional<llvm::SmallVector<int64_t>> intList(size_t slot) const;
+  /// A string option (`mode: "reflect"`), or `dflt`.
+  llvm::StringRef string(size_t slot, llvm::StringRef dflt) const {
+    return slot < strings.size() && !strings[slot].empty() ? strings[slot] : dflt;
+  }
+};
+
 /// An int that a loop bound or a subscript needs: known now, or an index
 /// value computed at run time.
 struct IntOperand {
@@ -121,6 +148,9 @@ struct Scope {
   /// The argument and dim each dynamic symbol comes from; its tensor.dim is
   /// made only when a size needs it (devices' planners need no size ops).
   llvm::DenseMap<sema::AtomId, std::pair<mlir::Value, int64_t>> dimSources;
+  /// The leading dims each `...` of the fn's signature stands for here (by
+  /// the pack's identity), from the argument that bound it.
+  llvm::DenseMap<uint32_t, llvm::SmallVector<int64_t, 4>> packExtents;
   std::optional<GenValue> returned;
 };
 
@@ -146,9 +176,11 @@ private:
     return RankedTensorType::get(shape, element, encoding);
   }
   RankedTensorType typeOf(mlir::Value v) { return mlir::cast<RankedTensorType>(v.getType()); }
-  RankedTensorType withShape(mlir::Value v, llvm::ArrayRef<int64_t> shape) {
-    RankedTensorType t = typeOf(v);
+  RankedTensorType withShape(RankedTensorType t, llvm::ArrayRef<int64_t> shape) {
     return tensorType(shape, t.getElementType(), t.getEncoding());
+  }
+  RankedTensorType withShape(mlir::Value v, llvm::ArrayRef<int64_t> shape) {
+    return withShape(typeOf(v), shape);
   }
   std::optional<RankedTensorType> loweredType(const sema::Type &type, ModelFrame &frame, Range at);
   GenValue unsupported(Range at, const llvm::Twine &what);
@@ -173,17 +205,32 @@ private:
       return sema::Dim::constant(it->second);
     });
   }
-  /// The checker's shape of `expr` as a tensor shape plus one index value per
-  /// dynamic dim; nullopt when a size cannot be computed.
-  std::optional<std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<mlir::Value>>>
-  checkedShape(const ast::Expr &expr, Scope &scope, mlir::Location l);
+  /// The type the checker gave `expr` (a built-in call, an operator, a
+  /// subscript), as an mdl tensor type: its dims with this instance's and this
+  /// scope's extents (`?` where neither fixes one, the dims its argument gave
+  /// a `...`), its dtype and its device. nullopt when it is not a tensor.
+  /// Every mdl op generated for a checked expression has this result type.
+  std::optional<RankedTensorType> checkedType(const ast::Expr &expr, Scope &scope);
+  /// A tensor type of the checker's (`expr`'s, or an element of a list it
+  /// gave) in this scope, as checkedType.
+  std::optional<RankedTensorType> scopedType(const sema::Type &type, Scope &scope);
+  /// One index value per `?` dim of `type`, the checker's type of `expr`,
+  /// computed from the scope's run-time extents; nullopt when one cannot be.
+  std::optional<llvm::SmallVector<mlir::Value>>
+  dynamicSizes(const ast::Expr &expr, RankedTensorType type, Scope &scope, mlir::Location l);
+  /// Reports an internal error when the value generated for `expr` does not
+  /// have the checker's type of it (a rule of mlirgen disagrees with the
+  /// checker's); returns `v` otherwise.
+  GenValue checkedResult(const ast::Expr &expr, GenValue v, Scope &scope);
   GenValue fail() {
     failed = true;
     return {};
   }
 
   // --- expressions ----------------------------------------------------------
+  /// `expr`'s value, of the checker's type of it.
   GenValue gen(const ast::Expr &expr, Scope &scope);
+  GenValue genExpr(const ast::Expr &expr, Scope &scope);
   GenValue genName(const ast::NameExpr &name, Scope &scope);
   GenValue genMember(const ast::MemberExpr &member, Scope &scope);
   GenValue genBinary(const ast::BinaryExpr &binary, Scope &scope);
@@ -228,20 +275,26 @@ private:
                     std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init);
 
   mlir::Value broadcastScalar(const GenValue &scalar, mlir::Value like, Range at);
-  mlir::Value binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, Range at);
+  /// `lhs op rhs` of type `result` (the checker's).
+  mlir::Value binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs, RankedTensorType result,
+                       Range at);
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape, mlir::Location l);
+  mlir::Value reshape(mlir::Value x, RankedTensorType type, mlir::Location l) {
+    return mlir::mdl::ReshapeOp::create(b, l, type, x);
+  }
   /// `@` where an operand is a vector (rank 1), as torch.matmul does it.
-  mlir::Value vectorMatmul(mlir::Value lhs, mlir::Value rhs, Range at);
-  /// adaptive_avg_pool2d of a static [N, C, H, W] to [N, C, outH, outW] when
-  /// the output does not divide the input: one mean per (overlapping) window.
-  mlir::Value adaptiveAvgPoolByWindows(mlir::Value x, int64_t outH, int64_t outW, mlir::Location l);
+  mlir::Value vectorMatmul(mlir::Value lhs, mlir::Value rhs, RankedTensorType result, Range at);
+  /// adaptive_avg_pool2d of a static [N, C, H, W] to `result` when its
+  /// [outH, outW] does not divide the input: one mean per (overlapping) window.
+  mlir::Value adaptiveAvgPoolByWindows(mlir::Value x, RankedTensorType result, mlir::Location l);
+  /// The spatial built-ins (conv2d, the pools) on [N, C, H, W] to `result`.
+  GenValue genSpatial(llvm::StringRef name, const ast::CallExpr &call, const BuiltinArgs &args,
+                      mlir::Value x, RankedTensorType result);
 
   // Built-ins composed of other mdl ops (PyTorch's signatures for ports).
   static bool isComposedBuiltin(llvm::StringRef name);
   GenValue genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
-                              llvm::ArrayRef<std::optional<GenValue>> args,
-                              llvm::ArrayRef<Range> ranges, llvm::ArrayRef<llvm::StringRef> strings,
-                              Scope &scope);
+                              const BuiltinArgs &args, RankedTensorType result, Scope &scope);
   /// i64 [n]: start, start + 1, ... on `device`.
   mlir::Value indexVector(int64_t n, int64_t start, mlir::Attribute device, mlir::Location l);
   /// A 0-dim tensor of `value` with the dtype and device of `like`.
@@ -250,8 +303,9 @@ private:
   mlir::Value elementwise(mlir::Value lhs, mlir::Value rhs, mlir::Location l);
   mlir::Value compare(llvm::StringRef predicate, mlir::Value lhs, mlir::Value rhs,
                       mlir::Location l);
-  /// x[..., start:end, ...] along `dim` (static bounds).
-  mlir::Value sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end, mlir::Location l);
+  /// x[..., start:end, ...] along `dim` (static bounds), of type `result`.
+  mlir::Value sliceDim(mlir::Value x, int64_t dim, int64_t start, int64_t end,
+                       RankedTensorType result, mlir::Location l);
   /// index_select(x, dim, index).
   mlir::Value selectAlong(mlir::Value x, int64_t dim, mlir::Value index, mlir::Location l);
   /// A vector [n] reshaped to [n, 1, ...] so it broadcasts along `dim` of a rank-`rank` tensor.
@@ -262,9 +316,8 @@ private:
                      double value, mlir::Location l);
   /// conv1d (as conv2d), conv_transpose2d (as a conv2d of the zero-inserted
   /// input), group_norm (as layer_norm), interpolate (index_select and weights).
-  GenValue genConvLike(llvm::StringRef name, const ast::CallExpr &call,
-                       llvm::ArrayRef<std::optional<GenValue>> args,
-                       llvm::ArrayRef<llvm::StringRef> strings, Scope &scope);
+  GenValue genConvLike(llvm::StringRef name, const ast::CallExpr &call, const BuiltinArgs &args,
+                       RankedTensorType result);
   /// conv_transpose2d's input along `dim`: `length` positions, x[t / stride]
   /// at t = j - lead when that is a multiple of the stride inside x, else 0.
   mlir::Value convTransposeInput(mlir::Value x, int64_t dim, int64_t stride, int64_t lead,

@@ -5,8 +5,11 @@
 // sizes), devices, dtypes, submodels and lists. Calls into submodels are
 // inlined: each submodel instance is a ModelFrame with its concrete devices
 // and arguments and its state_dict prefix, so `weight` inside `fc1` is the
-// function argument of `fc1.weight`. Result shapes are derived from the
-// operand types (static where the operands make them static).
+// function argument of `fc1.weight`. Every op generated for a checked
+// expression has the checker's type of it (checkedType: the instance's and
+// the scope's extents substituted, `?` where a dim is known only at run
+// time); mlirgen chooses ops and attributes, never a result shape, and gen()
+// checks that each value it makes has its expression's type.
 //
 // This file: the module, the entry fn's arguments, types and devices; the
 // other constructs have a file each (listed in Generator.h).
@@ -135,24 +138,59 @@ mlir::Value Generator::sizeValue(sema::Dim d, Scope &scope, mlir::Location l) {
   return total ? total : constant(0);
 }
 
-std::optional<std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<mlir::Value>>>
-Generator::checkedShape(const ast::Expr &expr, Scope &scope, mlir::Location l) {
+std::optional<RankedTensorType> Generator::scopedType(const sema::Type &type, Scope &scope) {
+  if (!type.isTensor())
+    return std::nullopt;
+  llvm::SmallVector<int64_t> shape;
+  if (type.shape.hasPack()) {
+    auto pack = scope.packExtents.find(type.shape.pack);
+    if (pack == scope.packExtents.end())
+      return std::nullopt;
+    shape.append(pack->second.begin(), pack->second.end());
+  }
+  for (sema::Dim d : type.shape.dims)
+    shape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
+  std::optional<sema::Device> dev = concreteDevice(type.dev, *scope.frame);
+  if (!dev)
+    return std::nullopt;
+  return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
+}
+
+std::optional<RankedTensorType> Generator::checkedType(const ast::Expr &expr, Scope &scope) {
+  const sema::ExprInfo *info = program.typeOf(&expr);
+  return info ? scopedType(info->type, scope) : std::nullopt;
+}
+
+std::optional<llvm::SmallVector<mlir::Value>> Generator::dynamicSizes(const ast::Expr &expr,
+                                                                      RankedTensorType type,
+                                                                      Scope &scope,
+                                                                      mlir::Location l) {
   const sema::ExprInfo *info = program.typeOf(&expr);
   if (!info || !info->type.isTensor() || info->type.shape.hasPack())
     return std::nullopt;
-  llvm::SmallVector<int64_t> shape;
-  llvm::SmallVector<mlir::Value> dynamic;
-  for (sema::Dim dim : info->type.shape.dims) {
-    sema::Dim d = scopedDim(dim, scope);
-    shape.push_back(extentOf(d, *scope.frame));
-    if (shape.back() != kDyn)
+  llvm::SmallVector<mlir::Value> sizes;
+  for (auto [dim, extent] : llvm::zip_equal(info->type.shape.dims, type.getShape())) {
+    if (extent != kDyn)
       continue;
-    mlir::Value v = sizeValue(d, scope, l);
+    mlir::Value v = sizeValue(scopedDim(dim, scope), scope, l);
     if (!v)
       return std::nullopt;
-    dynamic.push_back(v);
+    sizes.push_back(v);
   }
-  return std::make_pair(shape, dynamic);
+  return sizes;
+}
+
+GenValue Generator::checkedResult(const ast::Expr &expr, GenValue v, Scope &scope) {
+  if (v.kind != GenValue::Kind::Tensor)
+    return v;
+  std::optional<RankedTensorType> want = checkedType(expr, scope);
+  if (!want || *want == typeOf(v.tensor))
+    return v;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "an expression whose generated type " << typeOf(v.tensor) << " is not its checked type "
+     << *want << " (a compiler bug)";
+  return unsupported(expr.range, text);
 }
 
 GenValue Generator::unsupported(Range at, const llvm::Twine &what) {

@@ -196,6 +196,8 @@ struct ModelInfo {
 
 /// What the checker recorded about one expression.
 struct ExprInfo {
+  /// For a built-in call, an operator or a subscript also the result type
+  /// of the mdl op that computes it (mlirgen derives no shape itself).
   Type type;
   DeviceOrigin origin;
   std::optional<Range> definition; // for names: where they are declared
