@@ -90,9 +90,28 @@ struct FuseElementwiseKeepContractionsPass
       // As upstream: do not duplicate a producer with other uses.
       return !producer || producer->hasOneUse();
     };
+    // A generic that reads a library op's result is its epilogue (the bias
+    // add, the activation): it keeps the library op's shape. Expanded by a
+    // reshape (attention's [B*T, E] projection viewed as [B, T, H, E/H]) it
+    // no longer matches the library call's epilogue, and the product costs
+    // a zero fill and a pass of its own.
+    linalg::ControlFusionFn reshapeControl = [control](OpOperand *fused) {
+      auto generic = dyn_cast<linalg::GenericOp>(fused->getOwner());
+      if (!generic)
+        generic = fused->get().getDefiningOp<linalg::GenericOp>();
+      if (generic && llvm::any_of(generic.getDpsInputs(), [](Value input) {
+            // Through the reshapes that give a [B*T, N] product its [B, T, N] shape.
+            while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                input.getDefiningOp()))
+              input = input.getDefiningOp()->getOperand(0);
+            return isLibraryOp(input.getDefiningOp());
+          }))
+        return false;
+      return control(fused);
+    };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, reshapeControl);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -268,8 +268,10 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     // accumulating into the zero-filled C, the runtime taking each matrix.
     SmallVector<linalg::BatchMatmulOp> batched;
     module.walk([&](linalg::BatchMatmulOp op) {
-      if (op.hasPureBufferSemantics() &&
-          op.getIndexingMapsArray() == op.getDefaultIndexingMaps(ctx) &&
+      bool knownMaps =
+          op.getIndexingMapsArray() == op.getDefaultIndexingMaps(ctx) ||
+          isa<linalg::BatchMatmulTransposeAOp, linalg::BatchMatmulTransposeBOp>(op.getOperation());
+      if (op.hasPureBufferSemantics() && knownMaps &&
           llvm::all_of(op->getOperandTypes(), [](Type type) {
             auto memref = dyn_cast<MemRefType>(type);
             return memref && memref.getRank() == 3 && memref.getElementType().isF32();
@@ -277,13 +279,22 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
         batched.push_back(op);
     });
     MemRefType batchType = dynamicStrided3d(ctx);
+    AffineMap swapMatrix = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1}, ctx);
     for (linalg::BatchMatmulOp op : batched) {
       func::FuncOp callee =
           declareRuntimeFunction(module, kBatchSgemmFunction, {batchType, batchType, batchType});
       OpBuilder builder(op);
+      bool transposeA = isa<linalg::BatchMatmulTransposeAOp>(op.getOperation());
+      bool transposeB = isa<linalg::BatchMatmulTransposeBOp>(op.getOperation());
       SmallVector<Value> args;
-      for (Value operand : op->getOperands())
-        args.push_back(memref::CastOp::create(builder, op.getLoc(), batchType, operand));
+      for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+        // A transposed operand as a view whose matrices are column-major.
+        Value view = operand;
+        if ((index == 0 && transposeA) || (index == 1 && transposeB))
+          view = memref::TransposeOp::create(builder, op.getLoc(), operand,
+                                             AffineMapAttr::get(swapMatrix));
+        args.push_back(memref::CastOp::create(builder, op.getLoc(), batchType, view));
+      }
       func::CallOp::create(builder, op.getLoc(), callee, args);
       op.erase();
     }

@@ -40,11 +40,17 @@ Value addScalars(OpBuilder &b, Location loc, Value x, Value y) {
 // Matmul
 //===----------------------------------------------------------------------===//
 
-/// The source of a 2-D `linalg.transpose`, or null.
+/// The source of a `linalg.transpose` that swaps the last two dims and
+/// keeps the others (a 2-D `W.T`, attention's `transpose(k, 2, 3)`), or null.
 Value transposedSource(Value value) {
   auto transpose = value.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+  if (!transpose)
     return {};
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = int64_t(permutation.size());
+  for (int64_t d = 0; d < rank; ++d)
+    if (permutation[d] != (d < rank - 2 ? d : 2 * rank - 3 - d))
+      return {};
   return transpose.getInput();
 }
 
@@ -183,10 +189,24 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, RankedTenso
     auto merged = [&](Value value) -> Value {
       return rank == 3 ? value : tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
     };
-    Value product =
-        linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{merged(lhs), merged(rhs)},
-                                      ValueRange{merged(acc)})
-            .getResult(0);
+    // A transposed operand (`q @ transpose(k, 2, 3)`) is read in place through
+    // a transposed indexing map, as in matmul2d: the library reads each
+    // matrix with its transpose flag instead of a strided copy being made.
+    Value product;
+    if (Value rhsSource = transposedSource(rhs))
+      product = linalg::BatchMatmulTransposeBOp::create(
+                    rewriter, loc, TypeRange{merged(acc).getType()},
+                    ValueRange{merged(lhs), merged(rhsSource)}, ValueRange{merged(acc)})
+                    .getResult(0);
+    else if (Value lhsSource = transposedSource(lhs))
+      product = linalg::BatchMatmulTransposeAOp::create(
+                    rewriter, loc, TypeRange{merged(acc).getType()},
+                    ValueRange{merged(lhsSource), merged(rhs)}, ValueRange{merged(acc)})
+                    .getResult(0);
+    else
+      product = linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{merged(lhs), merged(rhs)},
+                                              ValueRange{merged(acc)})
+                    .getResult(0);
     if (rank == 3)
       return product;
     SmallVector<OpFoldResult> shape;

@@ -107,3 +107,25 @@ func.func @block(%w1: !wt, %b1: !b, %w2: tensor<32x64xf32, #mdl.device<cpu>>, %b
   %5 = mdl.add %x, %4 : !u, !u -> !u
   return %5 : !u
 }
+
+// Attention's key projection: x [B, T, 64] @ W.T + b, then viewed as
+// [B, T, 4, 8] heads and permuted. The bias add keeps the product's shape
+// (mdl-fuse-elementwise does not expand it by the heads' reshape), so it is
+// the call's epilogue: add (1) -> 1; only the permutation is a copy.
+// CHECK-LABEL: func.func @projection_to_heads(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[CODE:.*]] = arith.constant 1 : i64
+// CHECK: call @modelc_matmul_epilogue({{.*}}, %[[CODE]])
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.transpose
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @projection_to_heads(%x: tensor<?x?x64xf32, #mdl.device<cpu>>, %w: !w, %b: !b)
+    -> tensor<?x4x?x8xf32, #mdl.device<cpu>> {
+  %wt = mdl.transpose %w {dim0 = 0, dim1 = 1} : !w -> !wt
+  %0 = mdl.matmul %x, %wt : tensor<?x?x64xf32, #mdl.device<cpu>>, !wt -> tensor<?x?x32xf32, #mdl.device<cpu>>
+  %1 = mdl.add %0, %b : tensor<?x?x32xf32, #mdl.device<cpu>>, !b -> tensor<?x?x32xf32, #mdl.device<cpu>>
+  %2 = mdl.reshape %1 : tensor<?x?x32xf32, #mdl.device<cpu>> -> tensor<?x?x4x8xf32, #mdl.device<cpu>>
+  %3 = mdl.permute %2 {permutation = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x8xf32, #mdl.device<cpu>> -> tensor<?x4x?x8xf32, #mdl.device<cpu>>
+  return %3 : tensor<?x4x?x8xf32, #mdl.device<cpu>>
+}
