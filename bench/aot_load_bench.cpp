@@ -35,10 +35,12 @@
 namespace cl = llvm::cl;
 using namespace modelc;
 
-static cl::list<std::string> cases(cl::Positional, cl::OneOrMore,
+static cl::OptionCategory toolOptions("aot-load-bench options");
+static cl::list<std::string> cases(cl::cat(toolOptions), cl::Positional, cl::OneOrMore,
                                    cl::desc("NAME=ARTIFACT,WEIGHTS,INPUT"));
-static cl::opt<unsigned> runs("runs", cl::init(20), cl::desc("Runs per figure"));
-static cl::opt<bool> child("child", cl::Hidden,
+static cl::opt<unsigned> runs(cl::cat(toolOptions), "runs", cl::init(20),
+                              cl::desc("Runs per figure"));
+static cl::opt<bool> child(cl::cat(toolOptions), "child", cl::Hidden,
                            cl::desc("Load the one case once; print load and first-call ms"));
 
 namespace {
@@ -121,6 +123,8 @@ int fail(llvm::Error err) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Only this tool's options in --help, not every LLVM option linked in.
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "Load time of .mdlc artifacts\n");
   std::vector<Case> parsed;
   for (const std::string &spec : cases) {

@@ -56,13 +56,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-cl::opt<uint64_t> floorBytesOpt("floor-bytes",
+cl::OptionCategory toolOptions("modelc-gemm-bench options");
+cl::opt<uint64_t> floorBytesOpt(cl::cat(toolOptions), "floor-bytes",
                                 cl::desc("Only measure the time to read this many bytes"));
-cl::opt<double> minSecondsOpt("seconds", cl::init(0.15),
+cl::opt<double> minSecondsOpt(cl::cat(toolOptions), "seconds", cl::init(0.15),
                               cl::desc("Minimum timed work per measurement"));
-cl::opt<bool> skipVectorOpt("skip-vectorized",
+cl::opt<bool> skipVectorOpt(cl::cat(toolOptions), "skip-vectorized",
                             cl::desc("Leave out the transform-dialect schedule"));
-cl::opt<bool> skipLoopsOpt("skip-loops", cl::desc("Leave out the scalar-loop lowering"));
+cl::opt<bool> skipLoopsOpt(cl::cat(toolOptions), "skip-loops",
+                           cl::desc("Leave out the scalar-loop lowering"));
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -391,6 +393,8 @@ double maxAbsDiff(const std::vector<float> &x, const std::vector<float> &y) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Only this tool's options in --help, not every LLVM option linked in.
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "modelc-gemm-bench: SGEMM peak and choices\n");
   if (floorBytesOpt)
     return measureFloor(floorBytesOpt);

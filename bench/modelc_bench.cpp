@@ -46,20 +46,28 @@ namespace cl = llvm::cl;
 
 namespace {
 
-cl::opt<std::string> fileOpt(cl::Positional, cl::Required, cl::desc("FILE.mdl"));
-cl::opt<std::string> modelOpt("model", cl::Required, cl::desc("Model to instantiate"));
-cl::opt<std::string> argsOpt("args", cl::desc("Model arguments, e.g. in=784,hidden=256,out=10"));
-cl::opt<std::string> weightsOpt("weights", cl::Required, cl::desc("Weights (.safetensors)"));
-cl::opt<std::string> inputOpt("input", cl::Required, cl::desc("Input (.npy)"));
-cl::opt<std::string> outputOpt("output", cl::desc("Write the output here (.npy)"));
-cl::opt<int> threadsOpt("blas-threads", cl::init(1),
+cl::OptionCategory toolOptions("modelc-bench options");
+cl::opt<std::string> fileOpt(cl::cat(toolOptions), cl::Positional, cl::Required,
+                             cl::desc("FILE.mdl"));
+cl::opt<std::string> modelOpt(cl::cat(toolOptions), "model", cl::Required,
+                              cl::desc("Model to instantiate"));
+cl::opt<std::string> argsOpt(cl::cat(toolOptions), "args",
+                             cl::desc("Model arguments, e.g. in=784,hidden=256,out=10"));
+cl::opt<std::string> weightsOpt(cl::cat(toolOptions), "weights", cl::Required,
+                                cl::desc("Weights (.safetensors)"));
+cl::opt<std::string> inputOpt(cl::cat(toolOptions), "input", cl::Required,
+                              cl::desc("Input (.npy)"));
+cl::opt<std::string> outputOpt(cl::cat(toolOptions), "output",
+                               cl::desc("Write the output here (.npy)"));
+cl::opt<int> threadsOpt(cl::cat(toolOptions), "blas-threads", cl::init(1),
                         cl::desc("oneDNN (OpenMP) and OpenBLAS threads"));
-cl::opt<int> warmupOpt("warmup", cl::init(20), cl::desc("Untimed forwards after compiling"));
-cl::opt<bool> noBlasOpt("no-blas",
+cl::opt<int> warmupOpt(cl::cat(toolOptions), "warmup", cl::init(20),
+                       cl::desc("Untimed forwards after compiling"));
+cl::opt<bool> noBlasOpt(cl::cat(toolOptions), "no-blas",
                         cl::desc("Lower f32 matmul and conv to loops instead of library calls"));
-cl::opt<bool> dumpLoweredOpt("dump-lowered",
+cl::opt<bool> dumpLoweredOpt(cl::cat(toolOptions), "dump-lowered",
                              cl::desc("Print the module after the cpu pipeline to stderr"));
-cl::opt<bool> dynamicBatchOpt("dynamic-batch",
+cl::opt<bool> dynamicBatchOpt(cl::cat(toolOptions), "dynamic-batch",
                               cl::desc("Keep the batch dim dynamic (default: specialise)"));
 
 [[noreturn]] void fail(const llvm::Twine &message) {
@@ -106,6 +114,8 @@ void printDiagnosticsAndFail(DiagnosticEngine &diags, const llvm::Twine &what) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Only this tool's options in --help, not every LLVM option linked in.
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "modelc-bench: time compiled forwards\n");
   setBlasThreads(threadsOpt);
 
