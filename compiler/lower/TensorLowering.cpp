@@ -192,20 +192,21 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, RankedTenso
     // A transposed operand (`q @ transpose(k, 2, 3)`) is read in place through
     // a transposed indexing map, as in matmul2d: the library reads each
     // matrix with its transpose flag instead of a strided copy being made.
+    Value out = merged(acc);
     Value product;
     if (Value rhsSource = transposedSource(rhs))
-      product = linalg::BatchMatmulTransposeBOp::create(
-                    rewriter, loc, TypeRange{merged(acc).getType()},
-                    ValueRange{merged(lhs), merged(rhsSource)}, ValueRange{merged(acc)})
+      product = linalg::BatchMatmulTransposeBOp::create(rewriter, loc, TypeRange{out.getType()},
+                                                        ValueRange{merged(lhs), merged(rhsSource)},
+                                                        ValueRange{out})
                     .getResult(0);
     else if (Value lhsSource = transposedSource(lhs))
-      product = linalg::BatchMatmulTransposeAOp::create(
-                    rewriter, loc, TypeRange{merged(acc).getType()},
-                    ValueRange{merged(lhsSource), merged(rhs)}, ValueRange{merged(acc)})
+      product = linalg::BatchMatmulTransposeAOp::create(rewriter, loc, TypeRange{out.getType()},
+                                                        ValueRange{merged(lhsSource), merged(rhs)},
+                                                        ValueRange{out})
                     .getResult(0);
     else
       product = linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{merged(lhs), merged(rhs)},
-                                              ValueRange{merged(acc)})
+                                              ValueRange{out})
                     .getResult(0);
     if (rank == 3)
       return product;
