@@ -83,6 +83,7 @@ CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr
     compiled->stateDescriptors_.push_back(std::move(words));
   }
   compiled->model_ = std::move(model);
+  compiled->signature_ = PreparedSignature::prepare(compiled->model_, options.fnName);
   compiled->weights_ = std::move(weights);
   compiled->options_ = options;
   compiled->jit_ = std::move(*jit);
@@ -97,7 +98,11 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
 
 llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef<EntryInput> inputs,
                                                                   DiagnosticEngine &diags) const {
-  std::optional<BoundSignature> sig = checkInputs(model_, options_.fnName, inputs, diags);
+  std::optional<BoundSignature> sig;
+  if (signature_)
+    sig = signature_->bind(inputs);
+  if (!sig)
+    sig = checkInputs(model_, options_.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
   for (const auto &[atom, extent] : options_.staticDims)

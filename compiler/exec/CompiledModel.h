@@ -105,6 +105,8 @@ private:
   std::unique_ptr<mlir::MLIRContext> context_;
   std::unique_ptr<jit::JitModule> jit_;
   void (*entry_)(void **) = nullptr;
+  /// The fn's signature derived once, for calls whose inputs fit it.
+  std::optional<PreparedSignature> signature_;
   /// Descriptor words of each state tensor, in state_dict order: built once,
   /// only read by calls.
   std::vector<std::vector<int64_t>> stateDescriptors_;

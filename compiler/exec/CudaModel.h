@@ -86,10 +86,13 @@ public:
 
 private:
   CudaModel(mlirgen::ConcreteModel model, std::string fnName)
-      : model(std::move(model)), fnName(std::move(fnName)) {}
+      : model(std::move(model)), fnName(std::move(fnName)),
+        signature(PreparedSignature::prepare(this->model, this->fnName)) {}
 
   mlirgen::ConcreteModel model;
   std::string fnName;
+  /// The fn's signature derived once, for calls whose inputs fit it.
+  std::optional<PreparedSignature> signature;
   std::unique_ptr<cudaexec::PlanExecutor> plan;
 };
 

@@ -108,6 +108,54 @@ void collectSymbols(sema::Dim dim, llvm::StringMap<sema::AtomId> &atoms,
     }
 }
 
+/// `d` with the symbols of `bound` replaced by their extents.
+sema::Dim substituteBound(sema::Dim d, const llvm::StringMap<int64_t> &bound) {
+  return d.substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
+    auto it = bound.find(sema::atomName(a));
+    if (it == bound.end())
+      return std::nullopt;
+    return sema::Dim::constant(it->second);
+  });
+}
+
+/// How runtime/InputCheck.h sees a parameter of type `want`, noting the atom
+/// of each symbol it names in `atoms`. A scalar parameter is skipped there.
+runtime::DeclaredInput declaredInput(const sema::Type &want, llvm::StringMap<sema::AtomId> &atoms) {
+  runtime::DeclaredInput declared;
+  if (!want.isTensor()) {
+    declared.skip = true;
+    return declared;
+  }
+  declared.dtype = runtimeDType(want.dtype);
+  declared.device = runtimeDevice(want.dev);
+  declared.leadingPack = want.shape.hasPack();
+  for (size_t d = 0; d < want.rank(); ++d) {
+    sema::Dim dim = want.shape.dims[d];
+    if (std::optional<int64_t> k = dim.asConstant()) {
+      declared.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
+    } else if (std::optional<sema::AtomId> atom = dim.asAtom()) {
+      atoms[sema::atomName(*atom)] = *atom;
+      declared.shape.push_back(runtime::DeclaredDim::ofSymbol(sema::atomName(*atom)));
+    } else {
+      // Its symbols, so one that no input gives alone (`4 * H`) is solved.
+      std::vector<std::string> symbols;
+      collectSymbols(dim, atoms, symbols);
+      declared.shape.push_back(runtime::DeclaredDim::ofExpression(
+          [dim](const llvm::StringMap<int64_t> &bound) {
+            return substituteBound(dim, bound).asConstant();
+          },
+          std::move(symbols)));
+    }
+  }
+  return declared;
+}
+
+/// The entry fn's results: one type, or each element of a tuple.
+std::vector<sema::Type> resultTypesOf(const sema::FnInfo &fn) {
+  return fn.result.kind() == sema::Type::Kind::Tuple ? *fn.result.elements
+                                                     : std::vector<sema::Type>{fn.result};
+}
+
 } // namespace
 
 std::optional<std::vector<runtime::StateEntry>>
@@ -187,44 +235,9 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   std::vector<runtime::GivenInput> haves;
   llvm::StringMap<sema::AtomId> atoms; // symbol name -> the atom it names
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const sema::Type &want = fn->params[i].type;
     const runtime::Tensor &have = inputs[i].tensor;
     haves.push_back({have.dtype(), inputs[i].device, have.shape()});
-    runtime::DeclaredInput declared;
-    if (!want.isTensor()) {
-      declared.skip = true;
-      wants.push_back(std::move(declared));
-      continue;
-    }
-    declared.dtype = runtimeDType(want.dtype);
-    declared.device = runtimeDevice(want.dev);
-    declared.leadingPack = want.shape.hasPack();
-    for (size_t d = 0; d < want.rank(); ++d) {
-      sema::Dim dim = want.shape.dims[d];
-      if (std::optional<int64_t> k = dim.asConstant()) {
-        declared.shape.push_back(runtime::DeclaredDim::ofConstant(*k));
-      } else if (std::optional<sema::AtomId> atom = dim.asAtom()) {
-        atoms[sema::atomName(*atom)] = *atom;
-        declared.shape.push_back(runtime::DeclaredDim::ofSymbol(sema::atomName(*atom)));
-      } else {
-        // Its symbols, so one that no input gives alone (`4 * H`) is solved.
-        std::vector<std::string> symbols;
-        collectSymbols(dim, atoms, symbols);
-        declared.shape.push_back(runtime::DeclaredDim::ofExpression(
-            [dim](const llvm::StringMap<int64_t> &bound) {
-              return dim
-                  .substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
-                    auto it = bound.find(sema::atomName(a));
-                    if (it == bound.end())
-                      return std::nullopt;
-                    return sema::Dim::constant(it->second);
-                  })
-                  .asConstant();
-            },
-            std::move(symbols)));
-      }
-    }
-    wants.push_back(std::move(declared));
+    wants.push_back(declaredInput(fn->params[i].type, atoms));
   }
 
   std::vector<std::pair<std::string, double>> scalars;
@@ -327,14 +340,6 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
       for (const auto &[name, value] : scalars)
         if (name == fn->params[i].name && bindings.symbols.try_emplace(name, int64_t(value)).second)
           atoms[name] = sema::internSymbol(name);
-  auto substitute = [&](sema::Dim d) {
-    return d.substitute([&](sema::AtomId a) -> std::optional<sema::Dim> {
-      auto it = bindings.symbols.find(sema::atomName(a));
-      if (it == bindings.symbols.end())
-        return std::nullopt;
-      return sema::Dim::constant(it->second);
-    });
-  };
   // Compound dims (`2 * B`) now that every symbol has a value.
   compoundPhase = true;
   if (!runtime::checkCompoundDims(wants, haves, bindings, report))
@@ -345,9 +350,7 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
 
   BoundSignature sig;
   // One result, or a tuple of them: each sized from the bound dims.
-  std::vector<sema::Type> resultTypes = fn->result.kind() == sema::Type::Kind::Tuple
-                                            ? *fn->result.elements
-                                            : std::vector<sema::Type>{fn->result};
+  std::vector<sema::Type> resultTypes = resultTypesOf(*fn);
   for (size_t r = 0; r < resultTypes.size(); ++r) {
     const sema::Type &result = resultTypes[r];
     Range at = !decl.result                                      ? decl.name.range
@@ -368,7 +371,7 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     }
     spec.dtype = runtimeDType(result.dtype);
     for (sema::Dim d : result.shape.dims) {
-      std::optional<int64_t> k = substitute(d).asConstant();
+      std::optional<int64_t> k = substituteBound(d, bindings.symbols).asConstant();
       if (!k || *k < 0) {
         diags.report(DiagId::UnsupportedOnCpu, at,
                      "a result dim the inputs do not determine (`" + d.str() + "`)");
@@ -385,6 +388,85 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
   sig.scalars = std::move(scalars);
   for (const sema::FnParamInfo &p : fn->params)
     sig.isScalar.push_back(p.type.isScalar());
+  return sig;
+}
+
+std::optional<PreparedSignature> PreparedSignature::prepare(const mlirgen::ConcreteModel &model,
+                                                            llvm::StringRef fnName) {
+  const sema::FnInfo *fn = model.findFn(fnName);
+  if (!fn)
+    return std::nullopt;
+  PreparedSignature prepared;
+  for (const sema::FnParamInfo &param : fn->params) {
+    if (!param.type.isTensor())
+      return std::nullopt;
+    prepared.wants_.push_back(declaredInput(param.type, prepared.atoms_));
+  }
+  for (const sema::Type &result : resultTypesOf(*fn)) {
+    if (!result.isTensor())
+      return std::nullopt;
+    ResultDims dims;
+    dims.dtype = runtimeDType(result.dtype);
+    dims.pack = result.shape.hasPack();
+    for (sema::Dim d : result.shape.dims) {
+      ResultDim dim;
+      if (std::optional<int64_t> k = d.asConstant())
+        dim.constant = *k;
+      else if (std::optional<sema::AtomId> atom = d.asAtom())
+        dim.symbol = sema::atomName(*atom).str();
+      else
+        dim.expression = d;
+      dims.dims.push_back(std::move(dim));
+    }
+    prepared.results_.push_back(std::move(dims));
+  }
+  return prepared;
+}
+
+std::optional<BoundSignature> PreparedSignature::bind(llvm::ArrayRef<EntryInput> inputs) const {
+  if (inputs.size() != wants_.size())
+    return std::nullopt;
+  llvm::SmallVector<runtime::GivenInput, 4> haves;
+  for (const EntryInput &in : inputs)
+    haves.push_back({in.tensor.dtype(), in.device, in.tensor.shape()});
+  bool fits = true;
+  auto mismatch = [&](const runtime::InputMismatch &) {
+    fits = false;
+    return false;
+  };
+  runtime::InputBindings bindings;
+  if (!runtime::bindInputs(wants_, haves, bindings, mismatch) || !fits ||
+      !runtime::checkCompoundDims(wants_, haves, bindings, mismatch) || !fits)
+    return std::nullopt;
+
+  BoundSignature sig;
+  for (const ResultDims &result : results_) {
+    ResultSpec spec;
+    spec.dtype = result.dtype;
+    if (result.pack) {
+      if (!bindings.pack)
+        return std::nullopt;
+      spec.shape = *bindings.pack;
+    }
+    for (const ResultDim &dim : result.dims) {
+      std::optional<int64_t> extent = dim.constant;
+      if (!dim.symbol.empty()) {
+        auto it = bindings.symbols.find(dim.symbol);
+        if (it != bindings.symbols.end())
+          extent = it->second;
+      } else if (!extent) {
+        extent = substituteBound(dim.expression, bindings.symbols).asConstant();
+      }
+      if (!extent || *extent < 0)
+        return std::nullopt;
+      spec.shape.push_back(*extent);
+    }
+    sig.results.push_back(std::move(spec));
+  }
+  sig.pack = bindings.pack;
+  for (const auto &symbol : bindings.symbols)
+    sig.dims.push_back({atoms_.lookup(symbol.getKey()), symbol.getValue()});
+  sig.isScalar.assign(inputs.size(), false);
   return sig;
 }
 

@@ -59,26 +59,54 @@ float applyActivation(EpilogueStep step, float x) {
   return x;
 }
 
+namespace {
+
+template <typename Fn> void mapRow(float *row, int64_t n, Fn fn) {
+  for (int64_t j = 0; j < n; ++j)
+    row[j] = fn(row[j]);
+}
+
+/// applyActivation over a row, the step chosen once per row rather than per
+/// element, so that ReLU's loop vectorises.
+void applyActivationToRow(EpilogueStep step, float *row, int64_t n) {
+  switch (step) {
+  case EpilogueStep::Relu:
+    return mapRow(row, n, [](float x) { return std::max(x, 0.0f); });
+  case EpilogueStep::Gelu:
+    return mapRow(row, n, [](float x) { return applyActivation(EpilogueStep::Gelu, x); });
+  case EpilogueStep::Tanh:
+    return mapRow(row, n, [](float x) { return applyActivation(EpilogueStep::Tanh, x); });
+  case EpilogueStep::Silu:
+    return mapRow(row, n, [](float x) { return applyActivation(EpilogueStep::Silu, x); });
+  case EpilogueStep::Sigmoid:
+    return mapRow(row, n, [](float x) { return applyActivation(EpilogueStep::Sigmoid, x); });
+  case EpilogueStep::Add:
+  case EpilogueStep::End:
+    return;
+  }
+}
+
+} // namespace
+
 void applyEpilogue(const GemmProblem &p) {
   const Epilogue &e = p.epilogue;
   for (int64_t i = 0; i < p.m; ++i) {
     float *row = p.c + i * p.ldc;
     int operand = 0;
     for (int s = 0; s < e.stepCount; ++s) {
-      switch (e.steps[size_t(s)]) {
-      case EpilogueStep::Add: {
-        const EpilogueOperand &x = e.operands[size_t(operand++)];
-        const float *from = x.data + i * x.rowStride;
+      EpilogueStep step = e.steps[size_t(s)];
+      if (step != EpilogueStep::Add) {
+        applyActivationToRow(step, row, p.n);
+        continue;
+      }
+      const EpilogueOperand &x = e.operands[size_t(operand++)];
+      const float *from = x.data + i * x.rowStride;
+      if (x.colStride == 1) {
+        for (int64_t j = 0; j < p.n; ++j)
+          row[j] += from[j];
+      } else {
         for (int64_t j = 0; j < p.n; ++j)
           row[j] += from[j * x.colStride];
-        break;
-      }
-      default: {
-        EpilogueStep step = e.steps[size_t(s)];
-        for (int64_t j = 0; j < p.n; ++j)
-          row[j] = applyActivation(step, row[j]);
-        break;
-      }
       }
     }
   }

@@ -211,3 +211,91 @@ TEST(ExecutorTest, RunsTheEntryFnThroughTheJit) {
 }
 
 } // namespace
+
+namespace {
+
+constexpr const char *kSignatures = R"mdl(
+model Shapes<D: device>(n: int) {
+  fn plain(x: f32[B, n] @ D, y: f32[B, n] @ D) -> f32[B, n] @ D { return x + y }
+  fn gates(x: f32[B, 4 * H] @ D) -> f32[B, H] @ D { return x[:, 0:H] * x[:, 2 * H:3 * H] }
+  fn pair(x: f32[B, 4 * H] @ D, y: f32[H + 1] @ D) -> (f32[H + 1] @ D, f32[B, 4 * H] @ D) {
+    return (y * 2.0, x)
+  }
+  fn packed(x: f32[..., n] @ D) -> f32[..., n] @ D { return x * 2.0 }
+  fn scaled(x: f32[B, n] @ D, gain: float) -> f32[B, n] @ D { return x * gain }
+}
+)mdl";
+
+runtime::Tensor zerosOf(runtime::Shape shape, runtime::DType dtype = runtime::DType::F32) {
+  return runtime::Tensor::zeros(dtype, shape);
+}
+
+// The signature derived once per compiled fn binds what checkInputs binds,
+// and gives up (leaving the report to checkInputs) on whatever does not fit.
+TEST(ExecutorTest, PreparedSignatureBindsAsCheckInputs) {
+  CompileOptions options;
+  options.stdlibDir = MODELC_STDLIB_DIR;
+  Compilation c(options);
+  c.addBuffer("shapes.mdl", kSignatures);
+  ASSERT_TRUE(c.check());
+  auto model = mlirgen::instantiateModel(*c.program(), "Shapes", "n=3", sema::Device::cpu());
+  ASSERT_TRUE(bool(model));
+  DiagnosticEngine &diags = c.diagnostics();
+  runtime::Device cpu = runtime::Device::cpu();
+  auto in = [&](runtime::Shape shape, runtime::DType dtype = runtime::DType::F32) {
+    return EntryInput{zerosOf(std::move(shape), dtype), cpu, "input.npy"};
+  };
+  struct Case {
+    const char *fn;
+    std::vector<EntryInput> inputs;
+    bool fits;
+  };
+  std::vector<Case> cases = {
+      {"plain", {in({5, 3}), in({5, 3})}, true},
+      {"plain", {in({1, 3}), in({1, 3})}, true},
+      {"plain", {in({5, 3}), in({4, 3})}, false},                      // B conflicts
+      {"plain", {in({5, 3}), in({5, 3}, runtime::DType::I64)}, false}, // dtype
+      {"plain", {in({5, 3}), EntryInput{zerosOf({5, 3}), runtime::Device::cuda(0), "y"}}, false},
+      {"plain", {in({5, 3})}, false},             // count
+      {"plain", {in({5, 4}), in({5, 4})}, false}, // n
+      {"gates", {in({2, 32})}, true},             // H solved: 8
+      {"gates", {in({2, 30})}, false},            // not a multiple of 4
+      {"pair", {in({2, 8}), in({3})}, true},      // tuple of results
+      {"pair", {in({2, 8}), in({4})}, false},     // H + 1 != 4
+      {"packed", {in({2, 7, 3})}, true},
+      {"packed", {in({3})}, true},
+      {"packed", {in({2, 7, 4})}, false},
+  };
+  for (const Case &test : cases) {
+    SCOPED_TRACE(std::string(test.fn) + " with " + std::to_string(test.inputs.size()) +
+                 " input(s), first " + test.inputs.front().tensor.str());
+    std::optional<PreparedSignature> prepared = PreparedSignature::prepare(*model, test.fn);
+    ASSERT_TRUE(prepared.has_value());
+    std::optional<BoundSignature> fast = prepared->bind(test.inputs);
+    diags.clear();
+    std::optional<BoundSignature> slow = checkInputs(*model, test.fn, test.inputs, diags);
+    EXPECT_EQ(slow.has_value(), test.fits);
+    ASSERT_EQ(fast.has_value(), test.fits);
+    if (!test.fits) {
+      EXPECT_GT(diags.errorCount(), 0u); // checkInputs still says why
+      continue;
+    }
+    ASSERT_EQ(fast->results.size(), slow->results.size());
+    for (size_t r = 0; r < fast->results.size(); ++r) {
+      EXPECT_EQ(fast->results[r].shape, slow->results[r].shape) << "result " << r;
+      EXPECT_EQ(fast->results[r].dtype, slow->results[r].dtype) << "result " << r;
+    }
+    auto sorted = [](std::vector<std::pair<sema::AtomId, int64_t>> dims) {
+      llvm::sort(dims);
+      return dims;
+    };
+    EXPECT_EQ(sorted(fast->dims), sorted(slow->dims));
+    EXPECT_EQ(fast->pack, slow->pack);
+    EXPECT_EQ(fast->isScalar, slow->isScalar);
+  }
+  // A scalar parameter is compiled in from its input: left to checkInputs.
+  EXPECT_FALSE(PreparedSignature::prepare(*model, "scaled").has_value());
+  EXPECT_FALSE(PreparedSignature::prepare(*model, "nothing").has_value());
+}
+
+} // namespace
