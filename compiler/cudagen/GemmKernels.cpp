@@ -137,6 +137,14 @@ llvm::StringRef gemmPrelude() {
 #else
 #define MDL_UNROLL _Pragma("unroll")
 #endif
+// f16/bf16 tensor cores and cp.async need sm_80; sources that define
+// MDL_NO_TENSOR_CORES go without them.
+#if !defined(MDL_NO_TENSOR_CORES) &&                                                       \
+    (defined(MODELC_CUDA_EMULATION_H) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800))
+#define MDL_HALF_MMA 1
+#else
+#define MDL_HALF_MMA 0
+#endif
 // The operand slices of a tile: fetch() reads slice k0 of A (BM x BK) and B
 // (BK x BN) from global memory into registers (0 outside M, N and kEnd),
 // stash() writes them to shared memory as tileA[k][m] and tileB[k][n]
@@ -355,6 +363,61 @@ static __device__ __forceinline__ void mdl_gemm_tile_tf32(int64_t M, int64_t N, 
           store(row, col, acc[i][j][r]);
       }
 }
+
+// f16/bf16 tensor cores and asynchronous copies (sm_80 and later).
+#if MDL_HALF_MMA
+#ifndef MODELC_CUDA_EMULATION_H
+static __device__ __forceinline__ uint32_t mdl_shared_address(const void *p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+// Four 8x8 matrices of 16-bit elements from shared memory: lanes 8j..8j+7
+// give the addresses of matrix j's rows (16 bytes each, 16-byte aligned);
+// lane 4g + t gets row g, elements 2t and 2t + 1 of matrix j in r[j]
+// (.trans: row 2t and 2t + 1, element g).
+static __device__ __forceinline__ void mdl_ldmatrix_x4(uint32_t r[4], const uint16_t *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(mdl_shared_address(row))
+               : "memory");
+}
+static __device__ __forceinline__ void mdl_ldmatrix_x4_trans(uint32_t r[4], const uint16_t *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(mdl_shared_address(row))
+               : "memory");
+}
+// 16 bytes from global to shared memory, asynchronously; visible to the
+// thread after the wait for its group, to the block after a barrier.
+static __device__ __forceinline__ void mdl_cp_async_16(uint16_t *to, const uint16_t *from) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(mdl_shared_address(to)),
+               "l"(from)
+               : "memory");
+}
+static __device__ __forceinline__ void mdl_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+// Waits until at most N of this thread's committed groups are in flight.
+template <int N> static __device__ __forceinline__ void mdl_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+static __device__ __forceinline__ void mdl_mma_m16n8k16_f16(float d[4], const uint32_t a[4],
+                                                           const uint32_t b[2], const float c[4]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]),
+                 "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+static __device__ __forceinline__ void mdl_mma_m16n8k16_bf16(float d[4], const uint32_t a[4],
+                                                            const uint32_t b[2], const float c[4]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]),
+                 "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+#endif
+#endif // MDL_HALF_MMA
 )";
 }
 

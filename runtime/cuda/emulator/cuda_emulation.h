@@ -28,10 +28,11 @@
 // emulator's compile step into a pointer to a per-block buffer, sized by the
 // launch and ending at a guard page.
 //
-// Tensor-core instructions are emulated only as the `mdl_mma_*` device
-// functions of warp_matrix_emulation.h (the generated prelude's names for
-// them). Not emulated: grid-wide sync, blocks that spin waiting on other
-// blocks, other inline PTX code, asynchronous copies.
+// Tensor-core instructions, ldmatrix and cp.async are emulated only as the
+// `mdl_mma_*`, `mdl_ldmatrix_*` and `mdl_cp_async_*` device functions of
+// warp_matrix_emulation.h (the generated prelude's names for them). Not
+// emulated: grid-wide sync, blocks that spin waiting on other blocks, other
+// inline PTX code.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_CUDA_EMULATION_H
@@ -297,6 +298,9 @@ MODELC_EMU_UNCHECKED inline void yieldToScheduler(FiberState state) {
 MODELC_EMU_UNCHECKED inline void fiberMainTrampoline() { fiberMain(currentBlock); }
 #endif
 
+/// Empties a thread's queue of cp.async copies (warp_matrix_emulation.h).
+MODELC_EMU_UNCHECKED inline void resetAsyncCopies(unsigned thread);
+
 MODELC_EMU_UNCHECKED inline void initFiber(Block &block, unsigned index) {
   const modelc_emu_block_launch &launch = *block.launch;
   Fiber &fiber = block.fibers[index];
@@ -324,6 +328,7 @@ MODELC_EMU_UNCHECKED inline void initFiber(Block &block, unsigned index) {
   fiber.sp = sp;
 #endif
   fiber.state = FiberState::Runnable;
+  resetAsyncCopies(index);
 }
 
 /// Lanes of `warp` that still run, as a 32-bit mask.
