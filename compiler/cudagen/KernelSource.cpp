@@ -540,7 +540,7 @@ static __device__ __forceinline__ int64_t mdl_clamp_index(int64_t index, int64_t
          std::string(
 #include "cudagen/ScalarOpsHeader.inc"
              ) +
-         gemmPrelude().str() + R"(
+         R"(
 // f16 and bf16 elements are 16-bit storage with no arithmetic of their own:
 // loads widen them to float (mdl_widen), all arithmetic and every
 // accumulation is in float, and stores round to nearest even (mdl_to_f16,
@@ -578,6 +578,8 @@ static __device__ __forceinline__ float mdl_round_f16(float x) {
 static __device__ __forceinline__ float mdl_round_bf16(float x) {
   return mdl_bf16_bits_to_float(mdl_float_to_bf16_bits(x));
 }
+)" + gemmPrelude().str() +
+         R"(
 
 struct MdlSum {
   template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
@@ -784,6 +786,18 @@ void storePartialSum(KernelWriter &w, const GemmVariant &v, const std::string &w
   w.line("}");
 }
 
+/// Which way a matmul operand's tile loads go (`kDim` and `otherDim` are its
+/// logical K and M or N dims): along its innermost buffer dim where that is
+/// K or the other dim, else along K element by element (a permuted batch
+/// dim or a broadcast innermost).
+GemmOperandLayout operandLayout(const MatmulOperand &op, unsigned kDim, unsigned otherDim) {
+  int innermost = op.buffer.shape.empty() ? -1 : op.dimMap.back();
+  GemmOperandLayout layout;
+  layout.kFast = innermost == int(kDim);
+  layout.contiguous = innermost == int(kDim) || innermost == int(otherDim);
+  return layout;
+}
+
 } // namespace
 
 std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
@@ -797,19 +811,15 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
   SizeExpr k = lhs.shape.back();
   SizeExpr batches = product(batchShape);
   DType acc = accumulatorType(out.dtype);
-  std::string accType = cType(acc).str();
-  // Which operand dim is contiguous decides the direction of the tile loads.
-  auto unitStride = [](const MatmulOperand &op, unsigned logicalDim) {
-    const BufferRef &b = op.buffer;
-    return !b.shape.empty() && op.dimMap.back() == int(logicalDim);
-  };
-  bool aKContiguous = unitStride(lhs, lhs.shape.size() - 1);
-  bool bKContiguous = unitStride(rhs, rhs.shape.size() - 2);
+  GemmMath math = chooseGemmMath(lhs.buffer.dtype, rhs.buffer.dtype, out.dtype, precision);
+  const bool onHalf = math == GemmMath::HalfMma;
+  // Tensor cores hand the epilogue f32 accumulators.
+  std::string accType = onHalf ? "float" : cType(acc).str();
+  GemmOperandLayout aLayout = operandLayout(lhs, lhs.shape.size() - 1, lhs.shape.size() - 2);
+  GemmOperandLayout bLayout = operandLayout(rhs, rhs.shape.size() - 2, rhs.shape.size() - 1);
 
   std::vector<GeneratedKernel> kernels;
-  if (out.dtype != DType::F32)
-    precision = GemmPrecision::Exact; // TF32 is for f32 products only
-  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches, precision);
+  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches, math);
   for (const GemmVariant &v : variants) {
     std::optional<BufferRef> workspace;
     if (v.mayTakeSplits())
@@ -833,18 +843,26 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     if (v.mayTakeSplits())
       w.line("const int64_t batch = 0;");
     w.coordinates(batchShape, "batch", "b");
-    w.line(llvm::formatv("{0}(", gemmTileCall(v.tile, aKContiguous, bKContiguous, accType)));
+    w.line(llvm::formatv("{0}(",
+                         gemmTileCall(v.tile, aLayout, bLayout, accType, cType(lhs.buffer.dtype))));
     w.line(llvm::formatv("    M, N, kBegin, kEnd, blockIdx.x * (int64_t){0}, blockIdx.y * "
                          "(int64_t){1},",
                          v.tile.blockM, v.tile.blockN));
-    w.line(llvm::formatv(
-        "    [&](int64_t row, int64_t ka) {{ return {0}; },",
-        widen(lhs.buffer.dtype,
-              a + "[" + operandOffset(w, lhs, batchShape.size(), "row", "ka") + "]")));
-    w.line(llvm::formatv(
-        "    [&](int64_t kb, int64_t col) {{ return {0}; },",
-        widen(rhs.buffer.dtype,
-              b + "[" + operandOffset(w, rhs, batchShape.size(), "kb", "col") + "]")));
+    std::string aElement = a + "[" + operandOffset(w, lhs, batchShape.size(), "row", "ka") + "]";
+    std::string bElement = b + "[" + operandOffset(w, rhs, batchShape.size(), "kb", "col") + "]";
+    if (onHalf) {
+      w.line(llvm::formatv("    [&](int64_t row, int64_t ka) -> const uint16_t * {{ return "
+                           "&{0}.bits; },",
+                           aElement));
+      w.line(llvm::formatv("    [&](int64_t kb, int64_t col) -> const uint16_t * {{ return "
+                           "&{0}.bits; },",
+                           bElement));
+    } else {
+      w.line(llvm::formatv("    [&](int64_t row, int64_t ka) {{ return {0}; },",
+                           widen(lhs.buffer.dtype, aElement)));
+      w.line(llvm::formatv("    [&](int64_t kb, int64_t col) {{ return {0}; },",
+                           widen(rhs.buffer.dtype, bElement)));
+    }
     w.line(llvm::formatv("    [&](int64_t row, int64_t col, {0} acc) {{", accType));
     w.setDepth(4);
     w.line("const int64_t i = (batch * M + row) * N + col;");
@@ -889,7 +907,9 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
               const ExprPtr &epilogue, const BufferRef &out, const WorkspaceMaker &makeWorkspace,
               GemmPrecision precision) {
   DType acc = accumulatorType(out.dtype);
-  std::string accType = cType(acc).str();
+  GemmMath math = chooseGemmMath(weight.dtype, input.dtype, out.dtype, precision);
+  const bool onHalf = math == GemmMath::HalfMma;
+  std::string accType = onHalf ? "float" : cType(acc).str();
   const SizeExpr &batch = input.shape[0], &channels = input.shape[1], &h = input.shape[2],
                  &wd = input.shape[3];
   const SizeExpr &outChannels = weight.shape[0], &kh = weight.shape[2], &kw = weight.shape[3];
@@ -902,11 +922,11 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
   std::vector<GeneratedKernel> kernels;
   // Rows are a group's output channels (the weight's rows, K contiguous),
   // columns the output pixels (n, oh, ow): neighbouring columns are
-  // neighbouring input and output pixels.
-  if (out.dtype != DType::F32)
-    precision = GemmPrecision::Exact; // TF32 is for f32 products only
+  // neighbouring input and output pixels (a gather: not contiguous).
+  GemmOperandLayout weightLayout{/*kFast=*/true, /*contiguous=*/true};
+  GemmOperandLayout im2colLayout{/*kFast=*/false, /*contiguous=*/false};
   std::vector<GemmVariant> variants =
-      chooseGemmVariants(groupOut, columns, reduction, p.groups, precision);
+      chooseGemmVariants(groupOut, columns, reduction, p.groups, math);
   for (const GemmVariant &v : variants) {
     std::optional<BufferRef> workspace;
     if (v.mayTakeSplits())
@@ -929,23 +949,34 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     // blockIdx.z is the group, or the slice of K of a split GEMM (one group).
     w.line(v.mayTakeSplits() ? "const int64_t group = 0;" : "const int64_t group = blockIdx.z;");
     emitKSlice(w, v);
-    w.line(llvm::formatv("{0}(", gemmTileCall(v.tile, /*aKContiguous=*/true,
-                                              /*bKContiguous=*/false, accType)));
+    w.line(llvm::formatv(
+        "{0}(", gemmTileCall(v.tile, weightLayout, im2colLayout, accType, cType(input.dtype))));
     w.line(llvm::formatv("    OG, columns, kBegin, kEnd, blockIdx.y * (int64_t){0}, blockIdx.x * "
                          "(int64_t){1},",
                          v.tile.blockM, v.tile.blockN));
-    w.line(llvm::formatv("    [&](int64_t oc, int64_t k) {{ return {0}; },",
-                         widen(weight.dtype, wt + "[(group * OG + oc) * K + k]")));
-    w.line("    [&](int64_t k, int64_t column) {");
+    std::string weightElement = wt + "[(group * OG + oc) * K + k]";
+    std::string inputElement = x + "[((n * C + group * CG + c) * H + ih) * W + iw]";
+    if (onHalf)
+      w.line(llvm::formatv(
+          "    [&](int64_t oc, int64_t k) -> const uint16_t * {{ return &{0}.bits; },",
+          weightElement));
+    else
+      w.line(llvm::formatv("    [&](int64_t oc, int64_t k) {{ return {0}; },",
+                           widen(weight.dtype, weightElement)));
+    w.line(onHalf ? "    [&](int64_t k, int64_t column) -> const uint16_t * {"
+                  : "    [&](int64_t k, int64_t column) {");
     w.setDepth(4);
     w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
     w.line("const int64_t c = k / (KH * KW), r = k / KW % KH, s = k % KW;");
     w.line(llvm::formatv("const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
                          "{5};",
                          p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
-    w.line(llvm::formatv(
-        "return ih >= 0 && ih < H && iw >= 0 && iw < W ? {0} : ({1})0;",
-        loadAs(acc, input.dtype, x + "[((n * C + group * CG + c) * H + ih) * W + iw]"), accType));
+    if (onHalf) // padding reads as 0
+      w.line(llvm::formatv("return ih >= 0 && ih < H && iw >= 0 && iw < W ? &{0}.bits : nullptr;",
+                           inputElement));
+    else
+      w.line(llvm::formatv("return ih >= 0 && ih < H && iw >= 0 && iw < W ? {0} : ({1})0;",
+                           loadAs(acc, input.dtype, inputElement), accType));
     w.setDepth(1);
     w.line("  },");
     w.line(llvm::formatv("  [&](int64_t oc, int64_t column, {0} acc) {{", accType));
