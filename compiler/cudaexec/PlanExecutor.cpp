@@ -3,14 +3,19 @@
 #include "cudaexec/PlanExecutor.h"
 
 #include "runtime/InputCheck.h"
+#include "runtime/MachineLoad.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstring>
+#include <set>
 
 namespace modelc::cudaexec {
 
@@ -99,6 +104,28 @@ std::string describeKernelFailure(const DevicePlan &plan, int device, llvm::Stri
 
 CpuRegions::~CpuRegions() = default;
 
+std::string formatRunReport(const RunReport &report) {
+  if (report.runs == 0)
+    return {};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "CUDA graph: "
+     << (report.graphCaptured   ? "captured"
+         : report.graphReplayed ? "replayed"
+                                : "not used (" + report.graphFallback + ")")
+     << "\n";
+  double kept = double(report.arenaBytes);
+  os << (kept < (1 << 20) ? llvm::formatv("device memory kept: {0:f1} KiB\n", kept / 1024)
+                          : llvm::formatv("device memory kept: {0:f1} MiB\n", kept / (1 << 20)));
+  if (!report.gemmLibrary.empty() || !report.gemms.empty()) {
+    os << "GEMMs: " << report.gemmLibrary << "\n";
+    for (const GemmRun &gemm : report.gemms)
+      os << "  " << gemm.label << (gemm.problem.empty() ? "" : " (" + gemm.problem + ")") << ": "
+         << gemm.why << "\n";
+  }
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // State and per-run storage
 //===----------------------------------------------------------------------===//
@@ -108,6 +135,17 @@ struct PlanExecutor::StateSlot {
   runtime::Tensor host;            ///< cpu buffers
   cuda::DeviceAddress address = 0; ///< GPU buffers
   bool allocated = false;          ///< `address` is ours to free
+};
+
+/// How one GEMM of the plan runs, decided for the shapes of `problem`.
+struct PlanExecutor::GemmRoute {
+  /// The cuBLASLt problem for the shapes last routed; none: own kernels.
+  std::optional<cuda::LtProblem> problem;
+  std::unique_ptr<cuda::LtMatmul> matmul;
+  cuda::LtAlgorithm algorithm;
+  int rank = 0; ///< of `algorithm` in the heuristic's list
+  bool library = false;
+  std::string why;
 };
 
 /// The storage of one run; frees what it allocated on every path.
@@ -240,6 +278,29 @@ llvm::Error PlanExecutor::validate() const {
   return llvm::Error::success();
 }
 
+llvm::Expected<cuda::CudaKernel>
+PlanExecutor::loadKernel(int device, const std::string &name,
+                         llvm::ArrayRef<cuda::PrebuiltModule> prebuilt) {
+  llvm::Expected<cuda::CudaKernel> found = cuda::CudaKernel();
+  if (!prebuilt.empty()) {
+    if (size_t(device) >= prebuilt.size())
+      return planError("no prebuilt kernels for cuda:" + llvm::Twine(device));
+    cuda::PrebuiltImage used;
+    found = backends[device]->loadPrebuiltKernel(device, prebuilt[device], name, &used);
+    if (found) {
+      images.resize(std::max(images.size(), size_t(device) + 1));
+      images[device] = used;
+    }
+  } else {
+    const cudagen::DeviceCode *code = devicePlan.deviceCode(device);
+    std::string sourceName = devicePlan.entry + ".cuda" + std::to_string(device) + ".cu";
+    found = backends[device]->loadKernel(device, code->source, sourceName, name);
+  }
+  if (!found)
+    return withContext(found.takeError(), "cuda:" + llvm::Twine(device) + ": ");
+  return found;
+}
+
 llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider,
                                       llvm::ArrayRef<cuda::PrebuiltModule> prebuilt) {
   // Every GPU first, so a missing driver is reported before any compiling.
@@ -271,25 +332,9 @@ llvm::Error PlanExecutor::loadKernels(const BackendProvider &provider,
     std::string key = std::to_string(launch->device) + ":" + launch->kernel;
     std::shared_ptr<const cuda::CudaKernel> &kernel = loaded[key];
     if (!kernel) {
-      int device = launch->device;
-      llvm::Expected<cuda::CudaKernel> found = cuda::CudaKernel();
-      if (!prebuilt.empty()) {
-        if (size_t(device) >= prebuilt.size())
-          return planError("no prebuilt kernels for cuda:" + llvm::Twine(device));
-        cuda::PrebuiltImage used;
-        found =
-            backends[device]->loadPrebuiltKernel(device, prebuilt[device], launch->kernel, &used);
-        if (found) {
-          images.resize(std::max(images.size(), size_t(device) + 1));
-          images[device] = used;
-        }
-      } else {
-        const cudagen::DeviceCode *code = devicePlan.deviceCode(device);
-        std::string sourceName = devicePlan.entry + ".cuda" + std::to_string(device) + ".cu";
-        found = backends[device]->loadKernel(device, code->source, sourceName, launch->kernel);
-      }
+      llvm::Expected<cuda::CudaKernel> found = loadKernel(launch->device, launch->kernel, prebuilt);
       if (!found)
-        return withContext(found.takeError(), "cuda:" + llvm::Twine(launch->device) + ": ");
+        return found.takeError();
       kernel = std::make_shared<const cuda::CudaKernel>(std::move(*found));
     }
     kernels[index] = kernel;
@@ -358,6 +403,8 @@ llvm::Expected<std::unique_ptr<PlanExecutor>> PlanExecutor::compile(DevicePlan p
   if (!options.backends)
     options.backends = backendProvider(cudaModeFromEnvironment());
   if (llvm::Error error = executor->loadKernels(options.backends, options.prebuilt))
+    return error;
+  if (llvm::Error error = executor->prepareGemms(options, options.prebuilt))
     return error;
 
   if (!checked.cpuModule.empty()) {
@@ -632,6 +679,11 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
       run.slots[id].address = storage.address;
   }
 
+  ++report.runs;
+  // Which GEMMs cuBLASLt runs, measured where not known: before any step,
+  // so timing runs write only bytes the steps write again.
+  if (llvm::Error error = routeGemms(run, *symbols))
+    return error;
   if (llvm::Error error = runOnStreams(run, *symbols))
     return error;
 
@@ -766,6 +818,13 @@ llvm::Error PlanExecutor::placeBuffers(RunState &run, Residency residency) {
       placed.push_back(&item);
       total = std::max(total, item.offset + item.bytes);
     }
+    // cuBLASLt's workspace: bytes of their own at the end, for the whole run.
+    bool libraryWorkspace =
+        size_t(device) < ltDevices.size() && ltDevices[device] &&
+        llvm::any_of(plan.gemms, [&](const cudagen::GemmCall &g) { return g.device == device; });
+    size_t workspaceOffset = alignUp(total);
+    if (libraryWorkspace)
+      total = workspaceOffset + ltWorkspaceBytes;
     Arena &arena = arenas[device];
     if (total > arena.capacity) {
       if (arena.capacity) {
@@ -791,6 +850,8 @@ llvm::Error PlanExecutor::placeBuffers(RunState &run, Residency residency) {
     }
     for (const Item &item : items)
       run.slots[item.id].address = arena.base + item.offset;
+    if (libraryWorkspace)
+      ltWorkspaces[device] = arena.base + workspaceOffset;
     report.arenaBytes += arena.capacity;
   }
   return llvm::Error::success();
@@ -812,6 +873,10 @@ llvm::Error PlanExecutor::runOnStreams(RunState &run, const cudagen::SymbolValue
     key.push_back(uint64_t(symbols.lookup(symbol.name)));
   for (BufferId id = 0; id < devicePlan.buffers.size(); ++id)
     key.push_back(run.slots[id].address);
+  // ... and for the way each GEMM runs.
+  for (const GemmRoute &route : gemmRoutes)
+    key.push_back(route.library ? uint64_t(1 + route.rank) : 0);
+  key.insert(key.end(), ltWorkspaces.begin(), ltWorkspaces.end());
   cuda::CudaBackend &backend = *backends[device];
   if (graph && key == graphKey) {
     report.graphReplayed = true;
@@ -840,7 +905,251 @@ llvm::Error PlanExecutor::runOnStreams(RunState &run, const cudagen::SymbolValue
   return backend.launchGraph(device, *graph);
 }
 
-llvm::Error PlanExecutor::runSteps(RunState &run, const cudagen::SymbolValues &symbols) {
+//===----------------------------------------------------------------------===//
+// GEMMs a library can run
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// cuBLASLt's algorithms a measurement times (the heuristic's first ones).
+constexpr int MeasuredAlgorithms = 4;
+
+} // namespace
+
+llvm::Error PlanExecutor::prepareGemms(const PlanOptions &options,
+                                       llvm::ArrayRef<cuda::PrebuiltModule> prebuilt) {
+  const DevicePlan &plan = devicePlan;
+  gemmBackend = options.gemm ? *options.gemm : gemmBackendFromEnvironment();
+  ltWorkspaceBytes = options.cublasLtWorkspaceBytes;
+  gemmRoutes.clear();
+  gemmRoutes.resize(plan.gemms.size());
+  gemmStartingAt.assign(plan.steps.size(), -1);
+  afterKernels.assign(plan.gemms.size(), nullptr);
+  ltDevices.assign(backends.size(), std::nullopt);
+  ltWorkspaces.assign(backends.size(), 0);
+  if (plan.gemms.empty())
+    return llvm::Error::success();
+
+  auto start = std::chrono::steady_clock::now();
+  std::set<int> devices;
+  std::vector<bool> claimed(plan.steps.size(), false);
+  for (size_t index = 0; index < plan.gemms.size(); ++index) {
+    const cudagen::GemmCall &gemm = plan.gemms[index];
+    std::string where = "gemm " + std::to_string(index) + " (" + gemm.label + ")";
+    if (gemm.device < 0 || size_t(gemm.device) >= backends.size() || !backends[gemm.device])
+      return planError(where + " is on cuda:" + llvm::Twine(gemm.device) + ", which has no code");
+    if (size_t(gemm.firstStep) + gemm.stepCount > plan.steps.size() || gemm.stepCount == 0)
+      return planError(where + " names steps beyond the plan's");
+    for (size_t step = gemm.firstStep; step < gemm.firstStep + gemm.stepCount; ++step) {
+      const auto *launch = std::get_if<cudagen::Launch>(&plan.steps[step]);
+      if (!launch || launch->device != gemm.device || claimed[step])
+        return planError(where + ": step " + llvm::Twine(step) +
+                         " is no launch of its own on its GPU");
+      claimed[step] = true;
+    }
+    llvm::SmallVector<BufferId, 5> operands = {gemm.a.buffer, gemm.b.buffer, gemm.out};
+    for (const std::optional<BufferId> &extra : {gemm.bias, gemm.residual})
+      if (extra)
+        operands.push_back(*extra);
+    for (BufferId id : operands)
+      if (id >= plan.buffers.size() ||
+          plan.buffers[id].device != runtime::Device::cuda(gemm.device))
+        return planError(where + " reads or writes a buffer that is not on its GPU");
+    gemmStartingAt[gemm.firstStep] = int(index);
+    if (gemm.after) {
+      if (gemm.after->device != gemm.device)
+        return planError(where + ": its after kernel is on another GPU");
+      for (const cudagen::KernelArg &arg : gemm.after->args)
+        if (arg.kind == cudagen::KernelArg::Kind::Buffer &&
+            (arg.buffer >= plan.buffers.size() ||
+             plan.buffers[arg.buffer].device != runtime::Device::cuda(gemm.device)))
+          return planError(where + ": its after kernel takes a buffer that is not on its GPU");
+      llvm::Expected<cuda::CudaKernel> kernel =
+          loadKernel(gemm.device, gemm.after->kernel, prebuilt);
+      if (!kernel)
+        return kernel.takeError();
+      afterKernels[index] = std::make_shared<const cuda::CudaKernel>(std::move(*kernel));
+    }
+    devices.insert(gemm.device);
+  }
+  times.kernelLoadSeconds += secondsSince(start);
+
+  // cuBLASLt on each GPU with GEMMs; where it is not, the own kernels run.
+  std::vector<std::string> status;
+  for (int device : devices) {
+    cuda::CudaBackend &backend = *backends[device];
+    if (gemmBackend == GemmBackend::Own) {
+      status.push_back(std::string("cuBLASLt is not used: own kernels asked for (") +
+                       (options.gemm ? "PlanOptions::gemm" : "MODELC_CUDA_GEMM=own") + ")");
+      break;
+    }
+    llvm::Expected<cuda::LtDevice> lt = backend.cublasLt(device);
+    if (!lt) {
+      std::string why;
+      cuda::consumeCudaErrorKind(lt.takeError(), &why);
+      status.push_back(why);
+      continue;
+    }
+    if (backend.separateAllocations()) {
+      status.push_back("cuBLASLt is not used: the " + backend.name().str() +
+                       " keeps every buffer apart");
+      continue;
+    }
+    ltDevices[device] = *lt;
+    status.push_back(llvm::formatv("cuBLASLt {0} ({1}) on cuda:{2}", lt->library->versionString(),
+                                   lt->library->path(), device)
+                         .str());
+  }
+  ltStatus = llvm::join(status, "; ");
+  return llvm::Error::success();
+}
+
+llvm::Error PlanExecutor::routeGemms(RunState &run, const cudagen::SymbolValues &symbols) {
+  const DevicePlan &plan = devicePlan;
+  report.gemmLibrary = ltStatus;
+  report.gemms.clear();
+  for (size_t index = 0; index < plan.gemms.size(); ++index) {
+    const cudagen::GemmCall &gemm = plan.gemms[index];
+    GemmRoute &route = gemmRoutes[index];
+    auto own = [&](const llvm::Twine &why) {
+      route.library = false;
+      route.matmul.reset();
+      route.why = why.str();
+    };
+    llvm::Expected<cuda::LtProblem> problem = ltProblemOf(gemm, symbols);
+    const std::optional<cuda::LtDevice> &lt = ltDevices[gemm.device];
+    if (!problem) {
+      route.problem.reset();
+      own("own kernels: " + llvm::toString(problem.takeError()));
+    } else if (route.problem && *route.problem == *problem) {
+      // Decided for these shapes already.
+    } else if (route.problem = *problem; !lt) {
+      own(ltStatus);
+    } else {
+      llvm::Expected<std::unique_ptr<cuda::LtMatmul>> matmul = lt->library->prepare(*problem);
+      llvm::Expected<std::vector<cuda::LtAlgorithm>> algorithms =
+          matmul
+              ? lt->library->algorithms(lt->handle, **matmul, ltWorkspaceBytes, MeasuredAlgorithms)
+              : llvm::Expected<std::vector<cuda::LtAlgorithm>>(matmul.takeError());
+      if (!algorithms) {
+        own("own kernels: cuBLASLt cannot run it: " + llvm::toString(algorithms.takeError()));
+      } else {
+        route.matmul = std::move(*matmul);
+        std::optional<GemmChoice> choice;
+        std::string why;
+        if (gemmBackend == GemmBackend::CublasLt) {
+          choice = GemmChoice{true, 0};
+          why = "cuBLASLt asked for (MODELC_CUDA_GEMM=cublaslt)";
+        } else {
+          std::string key = gemmClassKey(*problem, gemm.after.has_value());
+          choice = GemmChoiceTable::global().lookup(lt->identity, key);
+          why = "chosen before on this GPU for shape class " + key;
+          if (!choice) {
+            llvm::Expected<GemmChoice> measured =
+                measureGemm(index, run, symbols, *algorithms, why);
+            if (!measured)
+              return measured.takeError();
+            choice = *measured;
+            GemmChoiceTable::global().record(lt->identity, key, *choice,
+                                             runtime::machineBusyForMeasuring());
+          }
+        }
+        route.library = choice->library;
+        route.rank = std::min(choice->algorithm, int(algorithms->size()) - 1);
+        route.algorithm = (*algorithms)[size_t(route.rank)];
+        route.why = (route.library ? "cuBLASLt: " : "own kernels: ") + why;
+      }
+    }
+    report.gemms.push_back({gemm.label, route.problem ? route.problem->str() : std::string(),
+                            route.library, route.why});
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<GemmChoice> PlanExecutor::measureGemm(size_t index, RunState &run,
+                                                     const cudagen::SymbolValues &symbols,
+                                                     llvm::ArrayRef<cuda::LtAlgorithm> algorithms,
+                                                     std::string &why) {
+  const cudagen::GemmCall &gemm = devicePlan.gemms[index];
+  int device = gemm.device;
+  cuda::CudaBackend &backend = *backends[device];
+  // Milliseconds per run: one run to warm up and size the batch, then
+  // enough back-to-back runs for about a millisecond (3 to 20).
+  auto timeOf = [&](llvm::function_ref<llvm::Error()> once) -> llvm::Expected<double> {
+    llvm::Expected<double> first = backend.timeOnStream(device, once);
+    if (!first)
+      return first.takeError();
+    int runs = int(std::clamp(1.0 / std::max(*first, 1e-3), 3.0, 20.0));
+    llvm::Expected<double> total = backend.timeOnStream(device, [&]() -> llvm::Error {
+      for (int r = 0; r < runs; ++r)
+        if (llvm::Error error = once())
+          return error;
+      return llvm::Error::success();
+    });
+    if (!total)
+      return total.takeError();
+    return *total / runs;
+  };
+  llvm::Expected<double> own = timeOf([&] {
+    return runSteps(run, symbols, gemm.firstStep, gemm.firstStep + gemm.stepCount,
+                    /*ownGemms=*/true);
+  });
+  if (!own)
+    return withContext(own.takeError(), "measuring " + gemm.label + ": ");
+  GemmChoice best;
+  double libraryMs = INFINITY;
+  std::string failures;
+  for (size_t rank = 0; rank < algorithms.size(); ++rank) {
+    llvm::Expected<double> ms =
+        timeOf([&] { return runLibraryGemm(index, run, symbols, algorithms[rank]); });
+    if (!ms) {
+      // An algorithm that fails is not chosen; the others still compete.
+      failures +=
+          "; algorithm " + std::to_string(rank + 1) + " failed: " + llvm::toString(ms.takeError());
+      continue;
+    }
+    if (*ms < libraryMs) {
+      libraryMs = *ms;
+      best.algorithm = int(rank);
+    }
+  }
+  best.library = libraryMs < *own;
+  why = llvm::formatv("measured: cuBLASLt {0} (algorithm {1} of {2}), own kernels {3:f3} ms",
+                      std::isinf(libraryMs) ? std::string("failed")
+                                            : llvm::formatv("{0:f3} ms", libraryMs).str(),
+                      best.algorithm + 1, algorithms.size(), *own)
+            .str();
+  why += failures;
+  return best;
+}
+
+llvm::Error PlanExecutor::runLibraryGemm(size_t index, RunState &run,
+                                         const cudagen::SymbolValues &symbols,
+                                         const cuda::LtAlgorithm &algorithm) {
+  const cudagen::GemmCall &gemm = devicePlan.gemms[index];
+  const GemmRoute &route = gemmRoutes[index];
+  int device = gemm.device;
+  // Column-major out^T = b^T a^T: cuBLASLt's A is the plan's b (ltProblemOf).
+  cuda::LtOperands operands;
+  operands.a = run.slots[gemm.b.buffer].address;
+  operands.b = run.slots[gemm.a.buffer].address;
+  operands.d = run.slots[gemm.out].address;
+  if (gemm.residual)
+    operands.c = run.slots[*gemm.residual].address;
+  if (gemm.bias)
+    operands.bias = run.slots[*gemm.bias].address;
+  operands.workspace = ltWorkspaces[device];
+  operands.workspaceBytes = ltWorkspaceBytes;
+  if (llvm::Error error =
+          backends[device]->cublasLtMatmulAsync(device, *route.matmul, algorithm, operands))
+    return withContext(std::move(error), gemm.label + ": ");
+  if (gemm.after)
+    return launchStep(*gemm.after, *afterKernels[index], run, symbols);
+  return llvm::Error::success();
+}
+
+llvm::Error PlanExecutor::launchStep(const cudagen::Launch &launch, const cuda::CudaKernel &kernel,
+                                     RunState &run, const cudagen::SymbolValues &symbols) {
   const DevicePlan &plan = devicePlan;
   auto evaluate = [&](const cudagen::SizeExpr &expr,
                       const llvm::Twine &what) -> llvm::Expected<int64_t> {
@@ -851,7 +1160,93 @@ llvm::Error PlanExecutor::runSteps(RunState &run, const cudagen::SymbolValues &s
       return runError(what + " is " + expr.str() + " = " + llvm::Twine(*value));
     return *value;
   };
-  for (size_t index = 0; index < plan.steps.size(); ++index) {
+  std::string what = "kernel `" + launch.kernel + "`";
+  cuda::Dim3 grid, block;
+  unsigned *gridDims[3] = {&grid.x, &grid.y, &grid.z};
+  unsigned *blockDims[3] = {&block.x, &block.y, &block.z};
+  bool empty = false;
+  for (int d = 0; d < 3; ++d) {
+    llvm::Expected<int64_t> g = evaluate(launch.grid[d], "the grid of " + what);
+    if (!g)
+      return g.takeError();
+    llvm::Expected<int64_t> b = evaluate(launch.block[d], "the block of " + what);
+    if (!b)
+      return b.takeError();
+    if (*g > UINT_MAX || *b > UINT_MAX)
+      return runError("the launch of " + what + " is too large");
+    empty |= *g == 0;
+    *gridDims[d] = unsigned(*g);
+    *blockDims[d] = unsigned(*b);
+  }
+  if (empty)
+    return llvm::Error::success();
+  llvm::Expected<int64_t> shared =
+      evaluate(launch.dynamicSharedBytes, "the shared memory of " + what);
+  if (!shared)
+    return shared.takeError();
+  // One 8-byte slot per parameter: a device pointer or an int64_t.
+  llvm::SmallVector<uint64_t, 16> values;
+  for (const cudagen::KernelArg &arg : launch.args) {
+    if (arg.kind == cudagen::KernelArg::Kind::Buffer) {
+      values.push_back(run.slots[arg.buffer].address);
+      continue;
+    }
+    llvm::Expected<int64_t> size = arg.size.evaluate(symbols);
+    if (!size)
+      return withContext(size.takeError(), "an argument of " + what + ": ");
+    values.push_back(uint64_t(*size));
+  }
+  llvm::SmallVector<void *, 16> args;
+  for (uint64_t &value : values)
+    args.push_back(&value);
+  if (llvm::Error error =
+          backends[launch.device]->launchAsync(kernel, grid, block, args.data(), size_t(*shared))) {
+    int device = launch.device;
+    return llvm::handleErrors(
+        std::move(error),
+        [&](const cuda::CudaError &failure) -> llvm::Error {
+          return cuda::makeCudaError(
+              failure.getKind(),
+              describeKernelFailure(plan, device, launch.kernel, failure.getMessage()),
+              failure.getLog());
+        },
+        [&](const llvm::ErrorInfoBase &failure) -> llvm::Error {
+          return runError(describeKernelFailure(plan, device, launch.kernel, failure.message()));
+        });
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error PlanExecutor::runSteps(RunState &run, const cudagen::SymbolValues &symbols,
+                                   size_t begin, size_t end, bool ownGemms) {
+  const DevicePlan &plan = devicePlan;
+  for (size_t index = begin; index < end; ++index) {
+    if (int gemm = ownGemms ? -1 : gemmStartingAt[index]; gemm >= 0 && gemmRoutes[gemm].library) {
+      GemmRoute &route = gemmRoutes[gemm];
+      llvm::Error error = runLibraryGemm(size_t(gemm), run, symbols, route.algorithm);
+      if (!error) {
+        index += plan.gemms[gemm].stepCount - 1;
+        continue;
+      }
+      // Documented fallback: a cuBLASLt call that fails (nothing was
+      // enqueued) leaves this GEMM to its own kernels from now on.
+      std::string why;
+      error = llvm::handleErrors(std::move(error),
+                                 [&](std::unique_ptr<cuda::CudaError> failure) -> llvm::Error {
+                                   if (failure->getKind() != cuda::CudaErrorKind::LibraryCallFailed)
+                                     return llvm::Error(std::move(failure));
+                                   why = failure->getMessage().str();
+                                   return llvm::Error::success();
+                                 });
+      if (error)
+        return error;
+      route.library = false;
+      route.why = "own kernels: cuBLASLt failed: " + why;
+      if (size_t(gemm) < report.gemms.size()) {
+        report.gemms[gemm].library = false;
+        report.gemms[gemm].why = route.why;
+      }
+    }
     const cudagen::Step &step = plan.steps[index];
     if (const auto *call = std::get_if<cudagen::CpuCall>(&step)) {
       std::vector<MemRefDescriptor> descriptors;
@@ -863,62 +1258,8 @@ llvm::Error PlanExecutor::runSteps(RunState &run, const cudagen::SymbolValues &s
       if (llvm::Error error = cpuCode->call(call->function, pointers))
         return withContext(std::move(error), "cpu function `" + call->function + "`: ");
     } else if (const auto *launch = std::get_if<cudagen::Launch>(&step)) {
-      std::string what = "kernel `" + launch->kernel + "`";
-      cuda::Dim3 grid, block;
-      unsigned *gridDims[3] = {&grid.x, &grid.y, &grid.z};
-      unsigned *blockDims[3] = {&block.x, &block.y, &block.z};
-      bool empty = false;
-      for (int d = 0; d < 3; ++d) {
-        llvm::Expected<int64_t> g = evaluate(launch->grid[d], "the grid of " + what);
-        if (!g)
-          return g.takeError();
-        llvm::Expected<int64_t> b = evaluate(launch->block[d], "the block of " + what);
-        if (!b)
-          return b.takeError();
-        if (*g > UINT_MAX || *b > UINT_MAX)
-          return runError("the launch of " + what + " is too large");
-        empty |= *g == 0;
-        *gridDims[d] = unsigned(*g);
-        *blockDims[d] = unsigned(*b);
-      }
-      if (empty)
-        continue;
-      llvm::Expected<int64_t> shared =
-          evaluate(launch->dynamicSharedBytes, "the shared memory of " + what);
-      if (!shared)
-        return shared.takeError();
-      // One 8-byte slot per parameter: a device pointer or an int64_t.
-      llvm::SmallVector<uint64_t, 16> values;
-      for (const cudagen::KernelArg &arg : launch->args) {
-        if (arg.kind == cudagen::KernelArg::Kind::Buffer) {
-          values.push_back(run.slots[arg.buffer].address);
-          continue;
-        }
-        llvm::Expected<int64_t> size = arg.size.evaluate(symbols);
-        if (!size)
-          return withContext(size.takeError(), "an argument of " + what + ": ");
-        values.push_back(uint64_t(*size));
-      }
-      llvm::SmallVector<void *, 16> args;
-      for (uint64_t &value : values)
-        args.push_back(&value);
-      const cuda::CudaKernel &kernel = *kernels[index];
-      if (llvm::Error error = backends[launch->device]->launchAsync(kernel, grid, block,
-                                                                    args.data(), size_t(*shared))) {
-        int device = launch->device;
-        return llvm::handleErrors(
-            std::move(error),
-            [&](const cuda::CudaError &failure) -> llvm::Error {
-              return cuda::makeCudaError(
-                  failure.getKind(),
-                  describeKernelFailure(plan, device, launch->kernel, failure.getMessage()),
-                  failure.getLog());
-            },
-            [&](const llvm::ErrorInfoBase &failure) -> llvm::Error {
-              return runError(
-                  describeKernelFailure(plan, device, launch->kernel, failure.message()));
-            });
-      }
+      if (llvm::Error error = launchStep(*launch, *kernels[index], run, symbols))
+        return error;
     } else if (const auto *copy = std::get_if<cudagen::Copy>(&step)) {
       const Buffer &from = plan.buffers[copy->source];
       const Buffer &to = plan.buffers[copy->destination];

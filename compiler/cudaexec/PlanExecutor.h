@@ -16,7 +16,11 @@
 //               (CpuCall, Launch, Copy) stream-ordered, and reads the outputs
 //               back, waiting for each GPU once. On backends with CUDA
 //               graphs, a plan that runs on one GPU only is captured once per
-//               set of input shapes and replayed.
+//               set of input shapes and replayed. A matmul the plan
+//               describes as a GemmCall runs on its own kernels or on
+//               cuBLASLt, whichever was measured faster on this GPU for its
+//               shape class (CudaGemm.h; measured before the first step of
+//               the first run with those shapes).
 //
 // One PlanExecutor serves any number of run() calls from any thread; they
 // are serialised by the executor's mutex (one run at a time). A
@@ -28,6 +32,7 @@
 #define MODELC_CUDAEXEC_PLANEXECUTOR_H
 
 #include "cudaexec/CudaDevices.h"
+#include "cudaexec/CudaGemm.h"
 #include "cudagen/DevicePlan.h"
 
 #include "runtime/Tensor.h"
@@ -65,6 +70,12 @@ struct PlanOptions {
   /// kernel is loaded from here (CudaBackend::loadPrebuiltKernel), never
   /// compiled from the plan's source.
   std::vector<cuda::PrebuiltModule> prebuilt;
+  /// How the GEMMs a library can take run (CudaGemm.h); default:
+  /// gemmBackendFromEnvironment() (MODELC_CUDA_GEMM).
+  std::optional<GemmBackend> gemm;
+  /// Device memory each GPU's arena holds for cuBLASLt's algorithms, which
+  /// may use up to this much (32 MiB, what NVIDIA advises for Hopper).
+  size_t cublasLtWorkspaceBytes = size_t(32) << 20;
 };
 
 /// How run() takes its inputs and hands back its outputs.
@@ -79,15 +90,40 @@ enum class Residency {
   OnDevice,
 };
 
+/// How one of the plan's library-eligible GEMMs (DevicePlan::gemms) ran.
+struct GemmRun {
+  std::string label;    ///< the name of the plan's own kernel(s) for it
+  std::string problem;  ///< the cuBLASLt problem for the bound shapes, if any
+  bool library = false; ///< cuBLASLt ran it; else the own kernels did
+  /// Why: "measured: cuBLASLt 0.112 ms (algorithm 1 of 4), own kernels
+  /// 0.530 ms", "chosen before on this GPU", "MODELC_CUDA_GEMM=own",
+  /// "cuBLASLt is not used: ...".
+  std::string why;
+};
+
 /// What the last run() did with device memory and graphs (tests, reports).
 struct RunReport {
+  unsigned runs = 0;          ///< run() calls that got as far as the GPUs
   bool graphCaptured = false; ///< this run captured (and then launched) a graph
   bool graphReplayed = false; ///< this run replayed the graph of an earlier one
   /// Why runs do not use graphs ("" while they may): the backend has none,
   /// the plan calls the cpu or spans GPUs, or the capture failed.
   std::string graphFallback;
   size_t arenaBytes = 0; ///< device memory held for the plan's buffers, all GPUs
+  /// cuBLASLt as the executor found it ("cuBLASLt 13.1.0 (libcublasLt.so.13)
+  /// on cuda:0", or why it is not used); empty for a plan without GEMMs a
+  /// library could run.
+  std::string gemmLibrary;
+  std::vector<GemmRun> gemms; ///< in DevicePlan::gemms order
 };
+
+/// `report` as text (`modelc run --report`, Function::runReport()); empty
+/// before the first run:
+///   CUDA graph: replayed
+///   device memory kept: 1.2 MiB
+///   GEMMs: cuBLASLt 13.1.0 (libcublasLt.so.13) on cuda:0
+///     k0_matmul_add_relu (f32 TN 256x64x784, bias+relu): cuBLASLt: measured ...
+std::string formatRunReport(const RunReport &report);
 
 /// Time spent preparing a plan, for reports and benchmarks.
 struct PrepareTimes {
@@ -120,6 +156,12 @@ public:
   const cudagen::DevicePlan &plan() const { return devicePlan; }
   const PrepareTimes &prepareTimes() const { return times; }
   const RunReport &lastRun() const { return report; }
+  /// A copy of lastRun() taken under the run lock (for callers on other
+  /// threads than the one that runs).
+  RunReport lastRunReport() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return report;
+  }
   /// For prebuilt kernels: which image cuda:`device` loaded (nullopt for a
   /// device without launches, or kernels compiled from source).
   std::optional<cuda::PrebuiltImage> prebuiltImage(int device) const;
@@ -127,6 +169,7 @@ public:
 private:
   struct LoadedLaunch;
   struct StateSlot;
+  struct GemmRoute;
   class RunState;
 
   explicit PlanExecutor(cudagen::DevicePlan plan);
@@ -138,8 +181,33 @@ private:
   /// Device memory for every buffer of this run but state and caller-owned
   /// ones: the arena of each GPU, grown when these shapes need more.
   llvm::Error placeBuffers(RunState &run, Residency residency);
-  /// The steps of the plan; `capturing` when they are being recorded.
-  llvm::Error runSteps(RunState &run, const cudagen::SymbolValues &symbols);
+  /// Loads `kernel` of cuda:`device`'s code (from `prebuilt` when given).
+  llvm::Expected<cuda::CudaKernel> loadKernel(int device, const std::string &kernel,
+                                              llvm::ArrayRef<cuda::PrebuiltModule> prebuilt);
+  /// Checks the plan's GEMM calls, loads their `after` kernels and finds
+  /// cuBLASLt on the GPUs that have them.
+  llvm::Error prepareGemms(const PlanOptions &options,
+                           llvm::ArrayRef<cuda::PrebuiltModule> prebuilt);
+  /// Decides, for the bound shapes, which GEMMs cuBLASLt runs (measuring
+  /// where no choice is known); before any step of the run.
+  llvm::Error routeGemms(RunState &run, const cudagen::SymbolValues &symbols);
+  /// Times the own kernels of GEMM `index` and cuBLASLt's `algorithms`.
+  llvm::Expected<GemmChoice> measureGemm(size_t index, RunState &run,
+                                         const cudagen::SymbolValues &symbols,
+                                         llvm::ArrayRef<cuda::LtAlgorithm> algorithms,
+                                         std::string &why);
+  /// Enqueues GEMM `index` on cuBLASLt (and its `after` kernel).
+  llvm::Error runLibraryGemm(size_t index, RunState &run, const cudagen::SymbolValues &symbols,
+                             const cuda::LtAlgorithm &algorithm);
+  llvm::Error launchStep(const cudagen::Launch &launch, const cuda::CudaKernel &kernel,
+                         RunState &run, const cudagen::SymbolValues &symbols);
+  /// Steps [begin, end) of the plan, GEMMs routed to cuBLASLt where chosen
+  /// (never with `ownGemms`).
+  llvm::Error runSteps(RunState &run, const cudagen::SymbolValues &symbols, size_t begin,
+                       size_t end, bool ownGemms = false);
+  llvm::Error runSteps(RunState &run, const cudagen::SymbolValues &symbols) {
+    return runSteps(run, symbols, 0, devicePlan.steps.size());
+  }
   llvm::Error runOnStreams(RunState &run, const cudagen::SymbolValues &symbols);
   /// Waits for every GPU's stream; a failed kernel surfaces here.
   llvm::Error synchronizeAll();
@@ -153,7 +221,7 @@ private:
   /// The image each device's prebuilt kernels came from, by device index.
   std::vector<std::optional<cuda::PrebuiltImage>> images;
   /// Serialises run() and bindState().
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::vector<StateSlot> state; ///< by BufferId; empty until bindState
   /// The buffer each buffer's bytes belong to (itself unless a view).
   std::vector<cudagen::BufferId> storageOf;
@@ -177,6 +245,17 @@ private:
   std::unique_ptr<cuda::CudaGraph> graph;
   std::vector<uint64_t> graphKey; ///< what the graph's arguments depend on
   RunReport report;
+
+  /// GEMMs a library can take: how they run, decided per set of shapes.
+  GemmBackend gemmBackend = GemmBackend::Auto;
+  size_t ltWorkspaceBytes = 0;
+  /// cuBLASLt by device; empty where there is none (ltStatus says why).
+  std::vector<std::optional<cuda::LtDevice>> ltDevices;
+  std::string ltStatus;
+  std::vector<GemmRoute> gemmRoutes; ///< by DevicePlan::gemms index
+  std::vector<int> gemmStartingAt;   ///< by step: the GEMM whose steps start there, or -1
+  std::vector<std::shared_ptr<const cuda::CudaKernel>> afterKernels; ///< by GEMM
+  std::vector<cuda::DeviceAddress> ltWorkspaces; ///< by device: cuBLASLt's bytes of the arena
 };
 
 /// The message for a failed kernel: the backend's error with the .mdl lines

@@ -4,12 +4,17 @@
 
 #include "cudaexec/JitCpuRegions.h"
 
+#include "runtime/MachineLoad.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/cuda/emulator/Emulator.h"
 
+#include "tests/unit/cuda/FakeCublasLt.h"
+
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -705,4 +710,349 @@ TEST_F(FakeDriverTest, AGraphThatCannotBeCapturedFallsBackToTheStream) {
   EXPECT_EQ(second["cuLaunchKernel"], 2);
   EXPECT_EQ(second.count("cuMemAlloc"), 0u);
   unsetenv("MODELC_FAKE_CUDA_CAPTURE_RESULT");
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs on cuBLASLt (the fake libcublasLt computes them in float64)
+//===----------------------------------------------------------------------===//
+
+/// The own kernels of the GEMM below (they compute nothing on the fake
+/// driver; the fake cuBLASLt does).
+const char *const kGemmSource = R"(#include <stdint.h>
+extern "C" __global__ void gemm_own(const float *x, const float *w, const float *bias,
+                                    const float *res, float *out, int64_t rows) {}
+extern "C" __global__ void gemm_after(float *out, int64_t rows) {}
+)";
+
+/// out = relu(x @ w^T + bias + res) with x: f32[B, 4] (input 0), res:
+/// f32[B, 3] (input 1), w: f32[3, 4] and bias: f32[3] (state): a Linear
+/// layer with a residual, as a GemmCall beside its own kernel.
+class CublasLtPlanTest : public FakeDriverTest {
+protected:
+  void SetUp() override {
+    FakeDriverTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("modelc-cuda-gemm", dir));
+    cache = std::string(dir);
+    cacheDir = std::make_unique<ScopedEnv>("MODELC_CACHE_DIR", cache);
+    llvm::Expected<std::unique_ptr<cuda::CublasLt>> lt = cuda::CublasLt::open(MODELC_FAKE_CUBLASLT);
+    ASSERT_TRUE(bool(lt)) << llvm::toString(lt.takeError());
+    library = std::move(*lt);
+    driverBackend = cuda::makeDriverBackend(
+        *driver, cuda::KernelCache::global(), [this]() -> llvm::Expected<const cuda::CublasLt &> {
+          if (!libraryPresent)
+            return cuda::CublasLt::open("/nonexistent/libcublasLt.so.13").takeError();
+          return *library;
+        });
+    void *fake = dlopen(MODELC_FAKE_CUBLASLT, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(fake, nullptr);
+    lastCall = reinterpret_cast<bool (*)(fake::LtCall *)>(dlsym(fake, "modelc_fake_cublaslt_last"));
+    ASSERT_TRUE(lastCall);
+    GemmChoiceTable::global().clear();
+    runtime::assumeLoadAverage(0.0);
+
+    plan = DevicePlan();
+    plan.entry = "forward";
+    plan.devices.push_back({0, kGemmSource, {}});
+    runtime::Device gpu = runtime::Device::cuda(0);
+    x = addBatchInput(gpu);
+    SizeExpr rows = SizeExpr::symbol("B");
+    res = addBuffer(gpu, {rows, 3}, BufferKind::Input, 1);
+    w = addBuffer(gpu, {3, 4}, BufferKind::State, 0);
+    bias = addBuffer(gpu, {3}, BufferKind::State, 1);
+    out = addBuffer(gpu, {rows, 3}, BufferKind::Output);
+    launch(0, "gemm_own", rows * 3,
+           {KernelArg::ofBuffer(x), KernelArg::ofBuffer(w), KernelArg::ofBuffer(bias),
+            KernelArg::ofBuffer(res), KernelArg::ofBuffer(out), KernelArg::ofSize(rows)});
+    cudagen::GemmCall gemm;
+    gemm.label = "gemm_own";
+    gemm.firstStep = 0;
+    gemm.stepCount = 1;
+    gemm.m = rows;
+    gemm.n = 3;
+    gemm.k = 4;
+    gemm.batch = 1;
+    gemm.a = {x, false, 4, 0};
+    gemm.b = {w, true, 4, 0}; // x @ w^T: w read transposed, in place
+    gemm.out = out;
+    gemm.bias = bias;
+    gemm.residual = res;
+    gemm.activation = cudagen::GemmActivation::Relu;
+    plan.gemms.push_back(gemm);
+  }
+
+  void TearDown() override {
+    runtime::assumeLoadAverage(std::nullopt);
+    GemmChoiceTable::global().clear();
+    cacheDir.reset();
+    if (!cache.empty())
+      llvm::sys::fs::remove_directories(cache);
+  }
+
+  std::unique_ptr<PlanExecutor> compileWith(GemmBackend gemm) {
+    PlanOptions result = options();
+    result.backends = [this](int device) -> llvm::Expected<cuda::CudaBackend &> {
+      if (llvm::Error error = driverBackend->checkDevice(device))
+        return error;
+      return *driverBackend;
+    };
+    result.gemm = gemm;
+    result.cublasLtWorkspaceBytes = 1 << 20;
+    auto executor = PlanExecutor::compile(plan, result);
+    EXPECT_TRUE(bool(executor)) << llvm::toString(executor.takeError());
+    if (!executor)
+      return nullptr;
+    runtime::Tensor weights = runtime::Tensor::zeros(runtime::DType::F32, {3, 4});
+    runtime::Tensor biases = runtime::Tensor::zeros(runtime::DType::F32, {3});
+    for (int i = 0; i < 12; ++i)
+      weights.mutableValues<float>()[i] = 0.25f * float(i % 5) - 0.5f;
+    for (int i = 0; i < 3; ++i)
+      biases.mutableValues<float>()[i] = 0.1f * float(i) - 0.1f;
+    EXPECT_FALSE(bool((*executor)->bindState({weights, biases})));
+    stateW = weights;
+    stateBias = biases;
+    return std::move(*executor);
+  }
+
+  runtime::Tensor residual(int64_t rows, float scale) {
+    runtime::Tensor r = runtime::Tensor::zeros(runtime::DType::F32, {rows, 3});
+    for (int64_t i = 0; i < rows * 3; ++i)
+      r.mutableValues<float>()[i] = scale * float(i % 7) - 1.0f;
+    return r;
+  }
+
+  /// Runs with `rows` and checks the output against float64.
+  std::map<std::string, int> checkedRun(PlanExecutor &executor, int64_t rows, float scale = 0.3f) {
+    resetCalls();
+    runtime::Tensor xs = batch(rows), rs = residual(rows, scale);
+    auto outputs = executor.run({xs, rs});
+    EXPECT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+    std::map<std::string, int> made;
+    for (const char *name :
+         {"cuMemAlloc", "cuLaunchKernel", "cuStreamBeginCapture", "cuGraphLaunch", "cuEventRecord",
+          "cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic"})
+      if (int count = calls(name))
+        made[name] = count;
+    if (!outputs)
+      return made;
+    if (!executor.lastRun().gemms.at(0).library)
+      return made; // the own kernel computes nothing on the fake driver
+    llvm::ArrayRef<float> got = (*outputs)[0].values<float>();
+    llvm::ArrayRef<float> xv = xs.values<float>(), rv = rs.values<float>();
+    llvm::ArrayRef<float> wv = stateW.values<float>(), bv = stateBias.values<float>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double sum = double(bv[j]) + double(rv[i * 3 + j]);
+        for (int64_t q = 0; q < 4; ++q)
+          sum += double(xv[i * 4 + q]) * double(wv[j * 4 + q]);
+        EXPECT_NEAR(got[i * 3 + j], std::max(sum, 0.0), 1e-5) << "row " << i << " col " << j;
+      }
+    return made;
+  }
+
+  struct ScopedEnv {
+    ScopedEnv(const char *name, const std::string &value) : name(name) {
+      if (const char *old = getenv(name))
+        previous = old;
+      setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnv() {
+      if (previous)
+        setenv(name.c_str(), previous->c_str(), 1);
+      else
+        unsetenv(name.c_str());
+    }
+    std::string name;
+    std::optional<std::string> previous;
+  };
+
+  std::string cache; ///< the choice files' directory
+  std::unique_ptr<ScopedEnv> cacheDir;
+  std::unique_ptr<cuda::CublasLt> library;
+  bool libraryPresent = true;
+  bool (*lastCall)(fake::LtCall *) = nullptr;
+  BufferId x = 0, res = 0, w = 0, bias = 0, out = 0;
+  runtime::Tensor stateW, stateBias;
+};
+
+TEST_F(CublasLtPlanTest, CublasLtRunsTheGemmAndItsEpilogueInsideTheGraph) {
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::CublasLt);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> first = checkedRun(*executor, 5);
+  EXPECT_EQ(first["cuMemAlloc"], 1) << "the buffers and cuBLASLt's workspace: one arena";
+  EXPECT_EQ(first.count("cuLaunchKernel"), 0u) << "the own kernel is not run";
+  EXPECT_EQ(first["cublasLtMatmul"], 1);
+  EXPECT_EQ(first["cuStreamBeginCapture"], 1);
+  EXPECT_EQ(first["cuGraphLaunch"], 1);
+  const RunReport &report = executor->lastRun();
+  ASSERT_EQ(report.gemms.size(), 1u);
+  EXPECT_TRUE(report.gemms[0].library);
+  EXPECT_EQ(report.gemms[0].why, "cuBLASLt: cuBLASLt asked for (MODELC_CUDA_GEMM=cublaslt)");
+  EXPECT_EQ(report.gemms[0].problem, "f32 TN 3x5x4, bias+relu, beta=1");
+  EXPECT_NE(report.gemmLibrary.find("cuBLASLt 13.1.0 (" MODELC_FAKE_CUBLASLT ") on cuda:0"),
+            std::string::npos)
+      << report.gemmLibrary;
+  EXPECT_GE(report.arenaBytes, size_t(1) << 20);
+
+  // What cuBLASLt was asked: out^T = w x^T, column-major, in place.
+  fake::LtCall call;
+  ASSERT_TRUE(lastCall(&call));
+  EXPECT_TRUE(call.captured) << "enqueued while the graph was captured";
+  EXPECT_EQ(call.transA, 1);
+  EXPECT_EQ(call.transB, 0);
+  EXPECT_EQ(call.cRows, 3u);
+  EXPECT_EQ(call.cCols, 5u);
+  EXPECT_EQ(call.lda, 4);
+  EXPECT_EQ(call.ldb, 4);
+  EXPECT_EQ(call.ldc, 3);
+  EXPECT_EQ(call.epilogue, 6u); // CUBLASLT_EPILOGUE_RELU_BIAS
+  EXPECT_EQ(call.beta, 1.0f);
+  EXPECT_EQ(call.computeType, 68) << "exact f32 unless --tf32";
+  EXPECT_NE(call.workspace, 0u);
+  EXPECT_EQ(call.workspaceBytes, size_t(1) << 20);
+
+  // Same shapes, new values: the graph replays the recorded cuBLASLt call.
+  std::map<std::string, int> steady = checkedRun(*executor, 5, 0.7f);
+  EXPECT_EQ(steady.count("cublasLtMatmul"), 0u);
+  EXPECT_EQ(steady.count("cuStreamBeginCapture"), 0u);
+  EXPECT_EQ(steady["cuGraphLaunch"], 1);
+  EXPECT_TRUE(executor->lastRun().graphReplayed);
+  // Other shapes: new descriptors and a new capture.
+  std::map<std::string, int> other = checkedRun(*executor, 9);
+  EXPECT_EQ(other["cublasLtMatmul"], 1);
+  EXPECT_EQ(other["cuStreamBeginCapture"], 1);
+  EXPECT_EQ(executor->lastRun().gemms[0].problem, "f32 TN 3x9x4, bias+relu, beta=1");
+}
+
+TEST_F(CublasLtPlanTest, TF32OnlyWhenThePlanAllowsIt) {
+  plan.gemms[0].tf32 = true;
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::CublasLt);
+  ASSERT_TRUE(executor);
+  ASSERT_TRUE(bool(executor->run({batch(2), residual(2, 0.5f)})));
+  fake::LtCall call;
+  ASSERT_TRUE(lastCall(&call));
+  EXPECT_EQ(call.computeType, 77); // CUBLAS_COMPUTE_32F_FAST_TF32
+}
+
+TEST_F(CublasLtPlanTest, MeasuresOnceKeepsTheFasterAndSavesTheChoice) {
+  // Own kernel 10 us; cuBLASLt's algorithms 50, 3 and 20 us.
+  ScopedEnv times("MODELC_FAKE_CUBLASLT_US", "50,3,20");
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::Auto);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> first = checkedRun(*executor, 5);
+  EXPECT_GT(first["cuEventRecord"], 0) << "measured";
+  const GemmRun &chosen = executor->lastRun().gemms.at(0);
+  EXPECT_TRUE(chosen.library);
+  EXPECT_EQ(chosen.why, "cuBLASLt: measured: cuBLASLt 0.003 ms (algorithm 2 of 3), own kernels "
+                        "0.010 ms");
+  fake::LtCall call;
+  ASSERT_TRUE(lastCall(&call));
+  EXPECT_EQ(call.algorithm, 1u) << "the heuristic's second algorithm runs";
+  // The same shapes: no measurement.
+  EXPECT_EQ(checkedRun(*executor, 5).count("cuEventRecord"), 0u);
+  // The choice is on disk for this GPU and library...
+  std::string file = GemmChoiceTable::fileFor("Fake GPU 0 (sm_90), driver 13000, cuBLASLt 13.1.0");
+  auto text = llvm::MemoryBuffer::getFile(file);
+  ASSERT_TRUE(bool(text)) << file;
+  EXPECT_NE((*text)->getBuffer().find("f32 TN m2 n3 k2 b0 bias+relu beta1 after0\tcublaslt 1"),
+            std::string::npos)
+      << (*text)->getBuffer().str();
+  // ... and a new process (a cleared table) reads it instead of measuring.
+  GemmChoiceTable::global().clear();
+  std::unique_ptr<PlanExecutor> again = compileWith(GemmBackend::Auto);
+  std::map<std::string, int> read = checkedRun(*again, 5);
+  EXPECT_EQ(read.count("cuEventRecord"), 0u);
+  EXPECT_TRUE(again->lastRun().gemms[0].library);
+  EXPECT_EQ(again->lastRun().gemms[0].why,
+            "cuBLASLt: chosen before on this GPU for shape class f32 TN m2 n3 k2 b0 bias+relu "
+            "beta1 after0");
+  // Another shape class is measured anew.
+  EXPECT_GT(checkedRun(*again, 40)["cuEventRecord"], 0);
+}
+
+TEST_F(CublasLtPlanTest, TheOwnKernelsWinWhenFasterAndBusyMachinesSaveNothing) {
+  ScopedEnv times("MODELC_FAKE_CUBLASLT_US", "50");
+  runtime::assumeLoadAverage(1000.0);
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::Auto);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> first = checkedRun(*executor, 5);
+  EXPECT_EQ(first["cuLaunchKernel"], 1 + 20 + 1) << "timed once, then 20 times; then captured";
+  const GemmRun &chosen = executor->lastRun().gemms.at(0);
+  EXPECT_FALSE(chosen.library);
+  EXPECT_EQ(chosen.why, "own kernels: measured: cuBLASLt 0.050 ms (algorithm 1 of 3), own "
+                        "kernels 0.010 ms");
+  EXPECT_FALSE(llvm::sys::fs::exists(
+      GemmChoiceTable::fileFor("Fake GPU 0 (sm_90), driver 13000, cuBLASLt 13.1.0")))
+      << "a choice measured on a busy machine serves this process only";
+  EXPECT_EQ(checkedRun(*executor, 5).count("cuEventRecord"), 0u);
+}
+
+TEST_F(CublasLtPlanTest, WithoutCublasLtTheOwnKernelsRunAndTheReportSaysWhy) {
+  libraryPresent = false;
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::CublasLt);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> made = checkedRun(*executor, 5);
+  EXPECT_EQ(made["cuLaunchKernel"], 1);
+  EXPECT_EQ(made.count("cublasLtMatmul"), 0u);
+  const RunReport &report = executor->lastRun();
+  EXPECT_EQ(report.gemmLibrary, "cuBLASLt is not used: cannot open /nonexistent/libcublasLt.so.13: "
+                                "/nonexistent/libcublasLt.so.13: cannot open shared object file: "
+                                "No such file or directory");
+  EXPECT_FALSE(report.gemms.at(0).library);
+  EXPECT_EQ(report.gemms[0].why, report.gemmLibrary);
+}
+
+TEST_F(CublasLtPlanTest, OwnKernelsWhenAskedWithoutTouchingTheLibrary) {
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::Own);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> made = checkedRun(*executor, 5);
+  EXPECT_EQ(made["cuLaunchKernel"], 1);
+  EXPECT_EQ(made.count("cublasLtCreate"), 0u);
+  EXPECT_EQ(made.count("cublasLtMatmulAlgoGetHeuristic"), 0u);
+  EXPECT_EQ(executor->lastRun().gemmLibrary,
+            "cuBLASLt is not used: own kernels asked for (PlanOptions::gemm)");
+}
+
+TEST_F(CublasLtPlanTest, AFailingCublasLtCallFallsBackToTheOwnKernels) {
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::CublasLt);
+  ASSERT_TRUE(executor);
+  ScopedEnv failing("MODELC_FAKE_CUBLASLT_MATMUL_RESULT", "15");
+  std::map<std::string, int> made = checkedRun(*executor, 5);
+  EXPECT_EQ(made["cublasLtMatmul"], 1);
+  EXPECT_EQ(made["cuLaunchKernel"], 1) << "the own kernel runs instead";
+  const GemmRun &ran = executor->lastRun().gemms.at(0);
+  EXPECT_FALSE(ran.library);
+  EXPECT_EQ(ran.why, "own kernels: cuBLASLt failed: gemm_own: cublasLtMatmul failed: "
+                     "CUBLAS_STATUS_NOT_SUPPORTED: the functionality requested is not supported");
+  std::map<std::string, int> next = checkedRun(*executor, 5);
+  EXPECT_EQ(next.count("cublasLtMatmul"), 0u) << "not tried again for these shapes";
+}
+
+TEST_F(CublasLtPlanTest, TheRestOfTheEpilogueRunsAfterTheLibraryCall) {
+  cudagen::Launch after;
+  after.device = 0;
+  after.kernel = "gemm_after";
+  after.grid[0] = SizeExpr::ceilDiv(SizeExpr::symbol("B") * 3, 64);
+  after.block[0] = 64;
+  after.args = {KernelArg::ofBuffer(out), KernelArg::ofSize(SizeExpr::symbol("B"))};
+  plan.gemms[0].after = after;
+  std::unique_ptr<PlanExecutor> executor = compileWith(GemmBackend::CublasLt);
+  ASSERT_TRUE(executor);
+  std::map<std::string, int> made = checkedRun(*executor, 5);
+  EXPECT_EQ(made["cublasLtMatmul"], 1);
+  EXPECT_EQ(made["cuLaunchKernel"], 1) << "the after kernel, captured after the call";
+}
+
+TEST_F(CublasLtPlanTest, AGemmOverStepsThatAreNotItsOwnIsAPlanError) {
+  plan.gemms[0].stepCount = 2;
+  PlanOptions result = options();
+  result.backends = [this](int) -> llvm::Expected<cuda::CudaBackend &> {
+    return *driverBackend;
+  };
+  auto executor = PlanExecutor::compile(plan, result);
+  ASSERT_FALSE(bool(executor));
+  EXPECT_EQ(failureText(executor.takeError()),
+            "device plan: gemm 0 (gemm_own) names steps beyond the plan's");
 }

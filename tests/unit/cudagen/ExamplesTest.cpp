@@ -12,6 +12,9 @@
 #include "cudagen/Partition.h"
 #include "cudagen/Report.h"
 
+#include "cudaexec/CudaGemm.h"
+#include "tests/unit/cuda/LtReference.h"
+
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/cuda/emulator/Emulator.h"
 
@@ -170,10 +173,13 @@ TEST_F(ExamplesTest, EveryKernelBuildsAgainstTheEmulationHeader) {
 // Running plans on the emulator
 //===----------------------------------------------------------------------===//
 
-/// Runs a plan that has only launches on the emulator.
+/// Runs a plan that has only launches on the emulator. With `library`, each
+/// GEMM call of the plan runs as cuBLASLt would run it instead of its own
+/// kernels (tests/unit/cuda/LtReference.h on the emulator's memory, the
+/// problem as the executor gives it to cuBLASLt), then its `after` kernel.
 std::vector<float> runOnEmulator(const DevicePlan &p, const std::vector<std::vector<float>> &state,
-                                 const std::vector<float> &input,
-                                 const runtime::Shape &inputShape) {
+                                 const std::vector<float> &input, const runtime::Shape &inputShape,
+                                 bool library = false) {
   cuda::Emulator &emu = cuda::Emulator::global();
   llvm::Expected<SymbolValues> symbols = p.bindSymbols({inputShape});
   EXPECT_TRUE(bool(symbols));
@@ -207,8 +213,7 @@ std::vector<float> runOnEmulator(const DevicePlan &p, const std::vector<std::vec
     EXPECT_TRUE(bool(module)) << (module ? "" : llvm::toString(module.takeError()));
     modules[code.device] = *module;
   }
-  for (const Step &step : p.steps) {
-    const Launch &l = std::get<Launch>(step);
+  auto launch = [&](const Launch &l) {
     llvm::Expected<cuda::EmulatedKernel> kernel = modules[l.device]->kernel(l.kernel);
     EXPECT_TRUE(bool(kernel));
     std::vector<void *> pointers(l.args.size());
@@ -229,9 +234,39 @@ std::vector<float> runOnEmulator(const DevicePlan &p, const std::vector<std::vec
     };
     cuda::Dim3 grid = dim(l.grid);
     if (!grid.x || !grid.y || !grid.z)
-      continue; // no work: another size class's GEMM kernel, or an unneeded split-K sum
+      return; // no work: another size class's GEMM kernel, or an unneeded split-K sum
     llvm::Error err = emu.launch(l.device, *kernel, grid, dim(l.block), args.data());
     EXPECT_FALSE(bool(err)) << l.kernel << ": " << llvm::toString(std::move(err));
+  };
+  for (size_t index = 0; index < p.steps.size(); ++index) {
+    const GemmCall *gemm = nullptr;
+    for (const GemmCall &g : p.gemms)
+      if (library && g.firstStep == index)
+        gemm = &g;
+    if (!gemm) {
+      launch(std::get<Launch>(p.steps[index]));
+      continue;
+    }
+    llvm::Expected<cuda::LtProblem> lt = cudaexec::ltProblemOf(*gemm, *symbols);
+    EXPECT_TRUE(bool(lt)) << (lt ? "" : llvm::toString(lt.takeError()));
+    if (!lt)
+      return {};
+    auto view = [&](BufferId id, cuda::LtType type, int64_t ld, int64_t stride) {
+      return fake::LtMatrixView{cuda::ltDataType(type), uint64_t(uintptr_t(memory[id])), ld,
+                                stride};
+    };
+    BufferId c = gemm->residual ? *gemm->residual : gemm->out;
+    fake::computeLtProduct(
+        lt->transA, lt->transB, uint64_t(lt->m), uint64_t(lt->n), uint64_t(lt->k), lt->batch,
+        view(gemm->b.buffer, lt->inputType, lt->lda, lt->strideA),
+        view(gemm->a.buffer, lt->inputType, lt->ldb, lt->strideB),
+        view(c, lt->outputType, lt->ldc, lt->strideC),
+        view(gemm->out, lt->outputType, lt->ldc, lt->strideC), 1.0, lt->accumulate ? 1.0 : 0.0,
+        gemm->bias ? uint64_t(uintptr_t(memory[*gemm->bias])) : 0, cuda::ltDataType(lt->outputType),
+        uint32_t(cuda::ltEpilogueValue(lt->epilogue)), lt->tf32);
+    if (gemm->after)
+      launch(*gemm->after);
+    index += gemm->stepCount - 1;
   }
   const Buffer &out = p.buffer(p.buffersOfKind(BufferKind::Output).front());
   std::vector<float> result(count(out));
@@ -282,6 +317,9 @@ TEST_F(ExamplesTest, MlpRunsOnTheEmulator) {
       randomValues(out * hidden, 3, 0.1f), randomValues(out, 4, 0.1f)};
   std::vector<float> x = randomValues(batch * in, 5, 1);
   std::vector<float> got = runOnEmulator(p, state, x, {batch, in});
+  // The same plan with its GEMMs as cuBLASLt runs them (and their `after`
+  // kernels).
+  std::vector<float> library = runOnEmulator(p, state, x, {batch, in}, /*library=*/true);
   std::vector<float> h = linear(x, state[0], state[1], batch, in, hidden);
   for (float &v : h)
     v = std::max(v, 0.0f);
@@ -296,6 +334,8 @@ TEST_F(ExamplesTest, MlpRunsOnTheEmulator) {
       want[r * out + o] = float(want[r * out + o] - largest - std::log(total));
   }
   expectClose(got, want);
+  EXPECT_EQ(p.gemms.size(), 2u);
+  expectClose(library, want);
 }
 
 TEST_F(ExamplesTest, MlpBlockRunsOnTheEmulator) {
@@ -309,6 +349,9 @@ TEST_F(ExamplesTest, MlpBlockRunsOnTheEmulator) {
                                            randomValues(dim, 16, 0.1f)};
   std::vector<float> x = randomValues(rows * dim, 17, 1);
   std::vector<float> got = runOnEmulator(p, state, x, {batch, tokens, dim});
+  // The same plan with its GEMMs as cuBLASLt runs them (and their `after`
+  // kernels).
+  std::vector<float> library = runOnEmulator(p, state, x, {batch, tokens, dim}, /*library=*/true);
   // x + fc2(gelu(fc1(layer_norm(x))))
   std::vector<float> normed(rows * dim);
   for (int64_t r = 0; r < rows; ++r) {
@@ -330,6 +373,12 @@ TEST_F(ExamplesTest, MlpBlockRunsOnTheEmulator) {
   for (int64_t i = 0; i < rows * dim; ++i)
     want[i] += x[i];
   expectClose(got, want);
+  // fc1's bias in cuBLASLt's epilogue, its exact gelu after it; fc2's bias
+  // and the residual x in cuBLASLt's (C, beta = 1).
+  ASSERT_EQ(p.gemms.size(), 2u);
+  EXPECT_TRUE(p.gemms[0].bias && p.gemms[0].after && !p.gemms[0].residual);
+  EXPECT_TRUE(p.gemms[1].bias && p.gemms[1].residual && !p.gemms[1].after);
+  expectClose(library, want);
 }
 
 /// NCHW conv2d (stride 1, no groups) with bias, then ReLU.
@@ -383,6 +432,9 @@ TEST_F(ExamplesTest, LeNet5RunsOnTheEmulator) {
       randomValues(10 * 84, 29, 0.1f),    randomValues(10, 30, 0.1f)};
   std::vector<float> x = randomValues(batch * 28 * 28, 31, 1);
   std::vector<float> got = runOnEmulator(p, state, x, {batch, 1, 28, 28});
+  // The same plan with its GEMMs as cuBLASLt runs them (and their `after`
+  // kernels).
+  std::vector<float> library = runOnEmulator(p, state, x, {batch, 1, 28, 28}, /*library=*/true);
   std::vector<float> a =
       maxPool(convRelu(x, state[0], state[1], batch, 1, 28, 6, 5, 2), batch * 6, 28);
   std::vector<float> f =
@@ -394,6 +446,8 @@ TEST_F(ExamplesTest, LeNet5RunsOnTheEmulator) {
   for (float &v : h2)
     v = std::max(v, 0.0f);
   expectClose(got, linear(h2, state[8], state[9], batch, 84, 10));
+  EXPECT_EQ(p.gemms.size(), 3u) << "the linear layers; the convolutions stay own";
+  expectClose(library, linear(h2, state[8], state[9], batch, 84, 10));
 }
 
 } // namespace
