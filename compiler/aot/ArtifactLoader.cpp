@@ -531,6 +531,12 @@ std::optional<cuda::PrebuiltImage> LoadedArtifact::kernelImage(int device) const
   return plan_ ? plan_->executor->prebuiltImage(device) : std::nullopt;
 }
 
+std::optional<cudaexec::RunReport> LoadedArtifact::lastPlanRun() const {
+  if (!plan_)
+    return std::nullopt;
+  return plan_->executor->lastRunReport();
+}
+
 llvm::Expected<std::vector<runtime::Tensor>>
 LoadedArtifact::callPlan(const runtime::LoadedWeights &weights,
                          llvm::ArrayRef<runtime::Tensor> inputs,

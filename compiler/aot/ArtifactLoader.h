@@ -138,6 +138,9 @@ public:
 
   /// Cuda artifacts: which image cuda:`device`'s kernels were loaded from.
   std::optional<cuda::PrebuiltImage> kernelImage(int device) const;
+  /// What the last call of a cuda artifact did (graph, memory, GEMMs);
+  /// std::nullopt for a cpu artifact.
+  std::optional<cudaexec::RunReport> lastPlanRun() const;
 
   /// Linked object code (ArtifactLoader.cpp).
   struct Linked;

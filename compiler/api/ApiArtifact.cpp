@@ -178,4 +178,9 @@ Result<std::vector<Tensor>> callArtifactFn(const Function::Impl &function,
   return wrapped;
 }
 
+std::string artifactRunReport(const Function::Impl &function) {
+  std::optional<cudaexec::RunReport> report = function.artifact->lastPlanRun();
+  return report ? cudaexec::formatRunReport(*report) : std::string();
+}
+
 } // namespace modelc::api

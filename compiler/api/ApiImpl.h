@@ -72,6 +72,8 @@ Status bindArtifactWeights(Model::Impl &model, const runtime::SafeTensorsFile &f
 Result<Function> compileArtifactFn(const Model::Impl &model, const std::string &fn);
 Result<std::vector<Tensor>> callArtifactFn(const Function::Impl &function,
                                            const std::vector<Tensor> &inputs);
+/// Function::runReport() of an artifact's fn.
+std::string artifactRunReport(const Function::Impl &function);
 
 /// The diagnostics `engine` holds, resolved against `program`'s sources
 /// (under its mutex), in source order; the engine is left empty.

@@ -400,6 +400,15 @@ Result<std::vector<Tensor>> Function::callResults(const std::vector<Tensor> &inp
   return wrapped;
 }
 
+std::string Function::runReport() const {
+#if MODELC_HAVE_AOT
+  if (impl_->artifact)
+    return artifactRunReport(*impl_);
+#endif
+  return impl_->cuda ? cudaexec::formatRunReport(impl_->cuda->executor().lastRunReport())
+                     : std::string();
+}
+
 #if !MODELC_HAVE_AOT
 Result<Model> Model::load(const std::string &path) {
   return fail<Model>("cannot load '" + path +

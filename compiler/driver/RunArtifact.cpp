@@ -154,6 +154,10 @@ int runArtifact(const ArtifactRun &run) {
         });
     return ExitErrorsFound;
   }
+  if (run.report) {
+    std::optional<cudaexec::RunReport> report = artifact.lastPlanRun();
+    llvm::errs() << (report ? cudaexec::formatRunReport(*report) : "the model ran on the cpu\n");
+  }
   return writeRunOutputs(*outputs, resultDevices, run.outputs, run.color);
 }
 

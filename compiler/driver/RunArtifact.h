@@ -35,6 +35,8 @@ struct ArtifactRun {
   /// One `--output` per result (empty: print a summary).
   std::vector<std::string> outputs;
   bool color = false;
+  /// `--report`: how a cuda artifact ran, on stderr.
+  bool report = false;
   /// Options of the .mdl path that were given (`--model`...): refused.
   std::vector<std::string> compileOptionsGiven;
 };

@@ -70,6 +70,11 @@ cl::opt<bool> tf32Opt("tf32",
                       cl::desc("f32 matmuls and convolutions on cuda:N use TF32 tensor cores "
                                "(inputs rounded to a 10-bit mantissa; default: exact f32)"),
                       cl::sub(runCommand), cl::cat(driverCategory()));
+cl::opt<bool> reportOpt("report",
+                        cl::desc("For a model on cuda:N: after the run, say on stderr whether a "
+                                 "CUDA graph ran, the device memory kept, and which matrix "
+                                 "products cuBLASLt ran instead of modelc's kernels and why"),
+                        cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<bool> noBlasOpt("no-blas",
                         cl::desc("Lower f32 matmul and conv to loops instead of library calls "
                                  "(MODELC_GEMM=auto|onednn-matmul|onednn-sgemm|openblas|loops "
@@ -131,6 +136,7 @@ int runRun() {
     run.outputs = outputOpts;
     run.color = shouldColorStderr(colorOpt);
     run.cudaMode = cudaMode;
+    run.report = reportOpt;
     const std::pair<const char *, bool> compileOnly[] = {
         {"--model", modelOpt.getNumOccurrences()},
         {"--args", argsOpt.getNumOccurrences()},
@@ -197,12 +203,17 @@ int runRun() {
     runOptions.useBlas = !noBlasOpt;
     runOptions.cudaMode = cudaMode;
     runOptions.tf32 = tf32Opt;
+    std::string gpuReport;
+    if (reportOpt)
+      runOptions.gpuReport = &gpuReport;
     llvm::Expected<std::optional<exec::Results>> result =
         exec::runModelResults(*compilation.program(), compilation.sourceMgr(), model, *weights,
                               *inputs, runOptions, diags);
     if (!result)
       return reportRunFailure(result.takeError(), color);
     outputs = std::move(*result);
+    if (reportOpt)
+      llvm::errs() << (gpuReport.empty() ? "the model ran on the cpu\n" : gpuReport);
   }
   if (!outputs) {
     printDiagnostics(diags, compilation.sourceMgr(), color);

@@ -158,5 +158,8 @@ llvm::Expected<std::optional<Results>> exec::runModelOnCudaResults(
     return compiled.takeError();
   if (!*compiled)
     return std::nullopt;
-  return (*compiled)->callResults(inputs, diags);
+  llvm::Expected<std::optional<Results>> results = (*compiled)->callResults(inputs, diags);
+  if (options.gpuReport)
+    *options.gpuReport = cudaexec::formatRunReport((*compiled)->executor().lastRunReport());
+  return results;
 }

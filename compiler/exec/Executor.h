@@ -132,6 +132,8 @@ struct RunOptions {
   std::optional<cudaexec::CudaMode> cudaMode;
   /// f32 matmuls and convs on cuda use TF32 tensor cores (`--tf32`).
   bool tf32 = false;
+  /// When set and the model ran on GPUs: how (cudaexec::formatRunReport).
+  std::string *gpuReport = nullptr;
 };
 
 /// Runs the whole way: inputs checked, then a CompiledModel (CompiledModel.h)

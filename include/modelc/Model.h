@@ -210,6 +210,12 @@ public:
   /// callResults for a fn with one result: that tensor. A fn with several
   /// results is an error here (use callResults).
   Result<Tensor> call(const std::vector<Tensor> &inputs) const;
+  /// How the last call ran on its GPUs, as text: whether a CUDA graph was
+  /// captured or replayed, the device memory kept, and for each matrix
+  /// product whether cuBLASLt or modelc's own kernels ran it and why (a
+  /// measurement, MODELC_CUDA_GEMM, or why cuBLASLt is not used). Empty for
+  /// a fn that runs on the cpu, and before the first call.
+  std::string runReport() const;
 
   struct Impl;
   explicit Function(std::shared_ptr<const Impl> impl);

@@ -61,6 +61,10 @@ def compute(fn, a):
         y = matmul(x, transpose(a[1]))
         m = y.shape[1]
         return T(y.shape, [max(v + a[2].v[i % m], 0.0) for i, v in enumerate(y.v)])
+    if fn == "linear_gelu_residual":
+        y = matmul(x, transpose(a[1]))
+        m = y.shape[1]
+        return T(y.shape, [gelu(v + a[2].v[i % m]) + a[3].v[i] for i, v in enumerate(y.v)])
     if fn in ("softmax_long", "log_softmax_long"):
         return T(x.shape, [v for r in softmax_rows(rows(x), fn == "log_softmax_long") for v in r])
     if fn == "layer_norm_long":
