@@ -113,9 +113,8 @@ int main(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   auto program = check(modelc::api::Program::compileFile(positional[0]), "compile");
-  auto model = check(
-      program.instantiate(positional[1], device, parseArgs(positional[2])),
-      "instantiate");
+  auto model =
+      check(program.instantiate(positional[1], device, parseArgs(positional[2])), "instantiate");
   modelc::api::Status loaded = model.loadWeights(positional[3]);
   if (!loaded)
     fail("weights:\n" + loaded.errorText());
@@ -147,7 +146,15 @@ int main(int argc, char **argv) {
     file.write(reinterpret_cast<const char *>(out.data()),
                std::streamsize(out.size() * sizeof(float)));
   }
-  std::printf("{\"compile_ms\": %.3f}\n", compileMs);
+  // How the warm forwards ran on a GPU (graph, GEMMs on cuBLASLt or not), as
+  // a JSON string.
+  std::string report;
+  for (char c : forward.runReport()) {
+    if (c == '"' || c == '\\')
+      report += '\\';
+    report += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  std::printf("{\"compile_ms\": %.3f, \"run_report\": \"%s\"}\n", compileMs, report.c_str());
   std::fflush(stdout);
 
   std::string command;

@@ -14,7 +14,12 @@ on both sides. The input is already on the GPU; every timed forward reads its
 result back to host memory (which waits for the GPU), on both sides:
 
   modelc         api: Function::call of the embedding API on the CUDA driver
-                 (modelc-api-bench --device cuda:N), plus Tensor::copyToHost
+                 (modelc-api-bench --device cuda:N), plus Tensor::copyToHost;
+                 --gemm own,cublaslt,auto gives one column per way the
+                 matrix products run (MODELC_CUDA_GEMM: modelc's own kernels,
+                 cuBLASLt wherever it can, or the faster by measurement, the
+                 default); each column's run report (which products cuBLASLt
+                 ran, and the timings that chose it) is printed after the table
   PyTorch        eager: module(x).cpu() under inference_mode
                  graph: the eager forward captured once in a CUDA graph
                    (torch.cuda.CUDAGraph), replayed, then out.cpu()
@@ -99,6 +104,11 @@ def cuda_graph_forward(torch, module, x):
     return replay
 
 
+def modelc_side(opts, gemm):
+    """The column of modelc with MODELC_CUDA_GEMM=`gemm`."""
+    return "modelc api" if opts.gemm == ["auto"] else "modelc %s" % gemm
+
+
 def bench_config(opts, torch, models, name, batch):
     from gen_stdlib_refs import write_safetensors
     key = "mlp_block" if name == "mlp_block_4096_tokens" else name
@@ -121,15 +131,19 @@ def bench_config(opts, torch, models, name, batch):
     module = module.to(device)
     xd = x.to(device)
 
-    sides, outputs, children = {}, {}, []
-    env = dict(os.environ, MODELC_CUDA="driver")
-    api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-", weights,
-                   stem + ".f32"] + [str(d) for d in x.shape]
-                  + ["--output", stem + "_api.f32", "--device", opts.device, "--warmup", "10"],
-                  env)
-    children.append(api)
-    outputs["modelc api"] = np.fromfile(stem + "_api.f32", dtype="<f4")
-    sides["modelc api"] = api.time
+    sides, outputs, children, reports, compile_ms = {}, {}, [], {}, {}
+    for gemm in opts.gemm:
+        side = modelc_side(opts, gemm)
+        env = dict(os.environ, MODELC_CUDA="driver", MODELC_CUDA_GEMM=gemm)
+        out = "%s_api_%s.f32" % (stem, gemm)
+        api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-",
+                         weights, stem + ".f32"] + [str(d) for d in x.shape]
+                        + ["--output", out, "--device", opts.device, "--warmup", "10"], env)
+        children.append(api)
+        outputs[side] = np.fromfile(out, dtype="<f4")
+        sides[side] = api.time
+        reports[side] = api.info.get("run_report", "")
+        compile_ms[side] = api.info.get("compile_ms")
 
     with torch.inference_mode():
         outputs["eager"] = module(xd).cpu().numpy()
@@ -159,8 +173,8 @@ def bench_config(opts, torch, models, name, batch):
     for child in children:
         child.close()
     row = {"model": name, "batch": batch, "input": "x".join(str(d) for d in x.shape),
-           "errors": errors, "compile_s": compile_s,
-           "modelc_compile_ms": api.info.get("compile_ms")}
+           "errors": errors, "compile_s": compile_s, "modelc_compile_ms": compile_ms,
+           "run_reports": reports}
     for side in sides:
         row[side] = (median(samples[side]), min(samples[side]))
     return row
@@ -179,9 +193,15 @@ def main():
                         help="work per interleaved block and side")
     parser.add_argument("--max-autotune", action="store_true",
                         help="also torch.compile(mode='max-autotune-no-cudagraphs')")
+    parser.add_argument("--gemm", default="auto",
+                        help="comma-separated MODELC_CUDA_GEMM values, one modelc column each: "
+                             "auto (measured, the default), own, cublaslt")
     parser.add_argument("--work", default="/tmp/modelc-gpu-bench")
     parser.add_argument("--json", help="also write the rows here")
     opts = parser.parse_args()
+    opts.gemm = [g for g in opts.gemm.split(",") if g]
+    if not opts.gemm or any(g not in ("auto", "own", "cublaslt") for g in opts.gemm):
+        parser.error("--gemm takes auto, own and cublaslt, comma-separated")
 
     try:
         import torch
@@ -210,8 +230,9 @@ def main():
     rows = []
     if not hasattr(torch, "compile"):
         sys.exit("torch %s has no torch.compile: the peer needs PyTorch 2" % torch.__version__)
-    cols = ["modelc api", "eager", "graph", "compile"] + (["compile-max"] if opts.max_autotune
-                                                          else [])
+    ours_col = modelc_side(opts, opts.gemm[0])
+    cols = ([modelc_side(opts, g) for g in opts.gemm] + ["eager", "graph", "compile"]
+            + (["compile-max"] if opts.max_autotune else []))
     header = ("| model | input | " + " | ".join("%s med / min µs" % c for c in cols)
               + " | eager/modelc | graph/modelc | compile/modelc |")
     print(header)
@@ -221,16 +242,25 @@ def main():
             continue
         row = bench_config(opts, torch, MODELS, name, batch)
         rows.append(row)
-        ours = row["modelc api"][0]
+        ours = row[ours_col][0]
         print("| %s | %s | %s | %.2f | %.2f | %.2f |"
               % (name, row["input"], " | ".join("%.1f / %.1f" % row[c] for c in cols),
                  row["eager"][0] / ours, row["graph"][0] / ours, row["compile"][0] / ours),
               flush=True)
     print()
+    if len(opts.gemm) > 1:
+        print("(ratios against %s)" % ours_col)
     for row in rows:
-        print("compile, %s b%d: modelc %.0f ms (parse to loaded kernels); torch.compile %s"
-              % (row["model"], row["batch"], row["modelc_compile_ms"] or 0,
+        print("compile, %s b%d: modelc %s (parse to loaded kernels); torch.compile %s"
+              % (row["model"], row["batch"],
+                 ", ".join("%s %.0f ms" % (side, ms or 0)
+                           for side, ms in row["modelc_compile_ms"].items()),
                  ", ".join("%s %.1f s" % kv for kv in row["compile_s"].items())))
+    for row in rows:
+        for side, report in row["run_reports"].items():
+            if report:
+                print("\nhow %s ran %s b%d:\n%s" % (side, row["model"], row["batch"],
+                                                     report.rstrip()))
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(rows, f, indent=1)
