@@ -12,11 +12,13 @@ written once as .safetensors) and the same input go to every side:
            run: exec::CompiledModel::call, `modelc run`'s executor (batch
                 specialised to the input, as run does) (modelc-bench)
            raw: the compiled entry point with prebuilt descriptors
-  PyTorch  eager under inference_mode with the OpenBLAS kernels autodetected
-           here (in this process), eager with OPENBLAS_CORETYPE forced to each
-           AVX-512 / AVX2 core type that this machine runs (one child process
-           each), and TorchScript (trace -> freeze -> optimize_for_inference,
-           i.e. mkldnn convolutions); the peer is the fastest of them.
+  PyTorch  eager under inference_mode and TorchScript (trace -> freeze ->
+           optimize_for_inference, i.e. mkldnn convolutions), each with the
+           OpenBLAS kernels autodetected here (in this process) and with
+           OPENBLAS_CORETYPE forced to each AVX-512 / AVX2 core type that
+           this machine runs (one child process per core type, serving both
+           modes: where detection fails, TorchScript's linear layers run on
+           the forced kernels too); the peer is the fastest of them.
 
 Every side's output is checked against the model run in float64 first
 (normalised max error <= 1e-4); a failure stops the benchmark. Blocks of
@@ -111,21 +113,28 @@ class CommandOn:
 
 
 def serve_eager(spec):
-    """Child side of a forced-core-type eager peer: times eager on request."""
+    """Child side of a forced-core-type peer: times eager (`time N`) and
+    TorchScript (`time-script N`) with this process's OpenBLAS kernels."""
     name, input_path, output_path, threads = spec.split(",")
     torch.set_num_threads(int(threads))
     torch.manual_seed(0)
     module = MODELS[name][3]().eval()
     x = torch.from_numpy(np.load(input_path))
+    script = torchscript(module, x)
     with torch.inference_mode():
         np.save(output_path, module(x).numpy())
+        np.save(script_output(output_path), script(x).numpy())
     print(json.dumps({"core": openblas_core()[0]}), flush=True)
     for line in sys.stdin:
         words = line.split()
         if words[0] == "quit":
             return
-        times = time_torch(module, x, int(words[1]))
+        times = time_torch(script if words[0] == "time-script" else module, x, int(words[1]))
         print(" ".join("%d" % (t * 1000) for t in times), flush=True)
+
+
+def script_output(eager_output):
+    return eager_output[:-len(".npy")] + "_script.npy"
 
 
 def time_torch(fn, x, count):
@@ -211,7 +220,9 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
                           "%s,%s,%s,%d" % (name, stem + ".npy", out_path, threads)], child_env)
         children.append(peer)
         outputs["eager " + core] = np.load(out_path)
+        outputs["script " + core] = np.load(script_output(out_path))
         sides["eager " + core] = peer.time
+        sides["script " + core] = CommandOn(peer, "time-script").time
 
     errors = check_parity(outputs, reference, children, "%s batch %d" % (name, batch), PARITY)
 
@@ -346,7 +357,8 @@ def main():
                                               torch.__version__, lib, core,
                                               ", ".join(core_types) or "none"))
     rows, compile_ms = [], {}
-    peer_cols = ["eager", "script"] + ["eager " + c for c in core_types]
+    peer_cols = (["eager", "script"] + ["eager " + c for c in core_types]
+                 + ["script " + c for c in core_types])
     header = ("| model | batch | thr | modelc api med / min µs | run med / min | raw med / min | "
               + " | ".join("%s med / min" % c for c in peer_cols)
               + " | fastest peer | peer/modelc api | peer/modelc raw |")
