@@ -14,7 +14,9 @@ modelDecl  : MODEL IDENT devParams? valueParams? '{' member* '}' ;
 devParams  : '<' devParam (',' devParam)* '>' ;
 devParam   : IDENT ':' DEVICE ;
 valueParams: '(' (valueParam (',' valueParam)*)? ')' ;
-valueParam : IDENT ':' (scalarType | optionType | tupleType) ('=' expr)? ;
+// `dtype: dtype = f32`: the type name `dtype` is contextual (an IDENT), as
+// `dtype` is also the name of creation ops' argument (`zeros(s, dtype: f16)`).
+valueParam : IDENT ':' (scalarType | optionType | tupleType | IDENT) ('=' expr)? ;
 // `activation: "relu" | "gelu" = "relu"`: one of the listed strings.
 optionType : STRING_LIT ('|' STRING_LIT)* ;
 // `kernel_size: (int, int)`: a tuple of ints (PyTorch's `_pair`); an int
@@ -24,7 +26,7 @@ tupleType  : '(' scalarType (',' scalarType)+ ','? ')' ;
 member
   : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
   | IDENT '=' expr                                 # submodelMember
-  | FN IDENT '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
+  | FN IDENT fnDTypes? '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
   | memberIf                                       # ifMember
   | ASSERT expr (',' STRING_LIT)?                  # assertMember  // on value arguments
   ;
@@ -33,12 +35,17 @@ member
 memberIf    : IF expr memberBlock (ELSE (memberIf | memberBlock))? ;
 memberBlock : '{' member* '}' ;
 fnParam    : IDENT ':' type ;
+// `fn forward<T: dtype>(x: T[...] @ D) -> T[...] @ D`: dtypes the arguments
+// bind at each call (a stateless layer works in every floating dtype).
+fnDTypes   : '<' fnDType (',' fnDType)* '>' ;
+fnDType    : IDENT ':' IDENT ;
 // One result, or several as a tuple: `-> (f32[B, 5] @ D, f32[] @ D)`.
 resultType : type | '(' type (',' type)* ','? ')' ;
 
 // --------------------------------------------------------------- types ---
 type       : tensorType | scalarType ;
-tensorType : dtype '[' (dim (',' dim)*)? ']' ('@' device)? ;
+// The dtype is written (`f32[...]`) or a model's dtype parameter (`dtype[...]`).
+tensorType : (dtype | IDENT) '[' (dim (',' dim)*)? ']' ('@' device)? ;
 scalarType : INT_T | FLOAT_T | BOOL ;
 dtype      : F16 | BF16 | F32 | F64 | I32 | I64 | BOOL ;
 // Like expressions, a flat list; the AST builder applies precedence.

@@ -47,7 +47,7 @@ llvm::Expected<TensorSpec> tensorSpec(const sema::Type &type, llvm::StringRef na
                       ") is not a tensor an artifact's signature can hold");
   TensorSpec spec;
   spec.name = name.str();
-  spec.dtype = *runtime::dtypeFromName(ast::dtypeName(type.dtype));
+  spec.dtype = *runtime::dtypeFromName(ast::dtypeName(type.dtype.instantiated()));
   llvm::Expected<runtime::Device> device = runtime::parseDevice(type.dev.str());
   if (!device)
     return device.takeError();

@@ -35,6 +35,14 @@ llvm::StringRef ast::dtypeName(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
+std::optional<DType> ast::dtypeFromName(llvm::StringRef name) {
+  for (DType d :
+       {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32, DType::I64, DType::Bool})
+    if (dtypeName(d) == name)
+      return d;
+  return std::nullopt;
+}
+
 bool ast::isFloating(DType dtype) {
   return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::F64;
 }
@@ -51,6 +59,8 @@ llvm::StringRef ast::scalarKindName(ScalarKind kind) {
     return "bool";
   case ScalarKind::Option:
     return "str";
+  case ScalarKind::DType:
+    return "dtype";
   }
   llvm_unreachable("unknown scalar kind");
 }
@@ -214,6 +224,10 @@ private:
     end(fn.range);
     Nested nested(*this);
     dumpDoc(fn.doc);
+    for (const Ident &dtype : fn.dtypeParams) {
+      line() << "DTypeParam " << dtype.name;
+      end(dtype.range);
+    }
     for (const FnParam &param : fn.params) {
       line() << "FnParam " << param.name.name;
       end(param.range);
@@ -287,7 +301,8 @@ private:
     if (type.kind == TypeExpr::Kind::Scalar) {
       os_ << scalarKindName(type.scalar);
     } else {
-      os_ << dtypeName(type.dtype) << '[';
+      os_ << (type.dtypeParam ? llvm::StringRef(type.dtypeParam->name) : dtypeName(type.dtype))
+          << '[';
       llvm::interleaveComma(type.dims, os_,
                             [&](const std::unique_ptr<DimExpr> &dim) { printDim(*dim); });
       os_ << ']';

@@ -47,10 +47,14 @@ llvm::StringRef dtypeName(DType dtype); // "f32", ...
 bool isFloating(DType dtype);
 bool isInteger(DType dtype); // i32, i64 (not bool)
 
+/// "f16" -> F16, ...; nullopt for any other name.
+std::optional<DType> dtypeFromName(llvm::StringRef name);
+
 /// Scalar (non-tensor) value types of model arguments and fn parameters.
-/// Option: one of a list of strings (`activation: "relu" | "gelu"`), model
-/// arguments only.
-enum class ScalarKind : uint8_t { Int, Float, Bool, Option };
+/// Option: one of a list of strings (`activation: "relu" | "gelu"`); DType:
+/// a floating dtype (`dtype: dtype = f32`, used in types as `dtype[n]`).
+/// Both are model arguments only.
+enum class ScalarKind : uint8_t { Int, Float, Bool, Option, DType };
 llvm::StringRef scalarKindName(ScalarKind kind); // "int", ...
 
 //===----------------------------------------------------------------------===//
@@ -85,6 +89,7 @@ struct TypeExpr {
   enum class Kind : uint8_t { Tensor, Scalar, Tuple };
   Kind kind = Kind::Tensor;
   DType dtype = DType::F32;                        // Tensor
+  std::optional<Ident> dtypeParam;                 // Tensor: `dtype` in `dtype[n]`
   std::vector<std::unique_ptr<DimExpr>> dims;      // Tensor
   std::optional<DeviceExpr> device;                // Tensor; absent = model's device
   ScalarKind scalar = ScalarKind::Int;             // Scalar
@@ -477,6 +482,8 @@ struct FnParam {
 
 struct FnDecl {
   Ident name;
+  /// `T` of `fn f<T: dtype>(...)`: dtypes each call's arguments bind.
+  std::vector<Ident> dtypeParams;
   std::vector<FnParam> params;
   std::unique_ptr<TypeExpr> result; // may be null (no value returned); a Tuple for several
   std::vector<StmtPtr> body;

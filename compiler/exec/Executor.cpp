@@ -126,7 +126,7 @@ runtime::DeclaredInput declaredInput(const sema::Type &want, llvm::StringMap<sem
     declared.skip = true;
     return declared;
   }
-  declared.dtype = runtimeDType(want.dtype);
+  declared.dtype = runtimeDType(want.dtype.instantiated());
   declared.device = runtimeDevice(want.dev);
   declared.leadingPack = want.shape.hasPack();
   for (size_t d = 0; d < want.rank(); ++d) {
@@ -164,7 +164,7 @@ exec::declaredState(const mlirgen::ConcreteModel &model) {
   for (const sema::InstantiatedState &s : model.concrete.state) {
     runtime::StateEntry e;
     e.name = s.name;
-    e.dtype = runtimeDType(s.type.dtype);
+    e.dtype = runtimeDType(s.type.dtype.instantiated());
     e.kind = s.isBuffer ? runtime::StateKind::Buffer : runtime::StateKind::Param;
     e.device = runtimeDevice(s.type.dev);
     e.fillWhenMissing = s.fillValue;
@@ -282,7 +282,7 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     case Kind::DType:
       diags
           .report(DiagId::InputDTypeMismatch, paramRange(i), index, fnName,
-                  runtime::dtypeName(have.dtype()), ast::dtypeName(want.dtype))
+                  runtime::dtypeName(have.dtype()), want.dtype.str())
           .primary(declaredAs(i))
           .note(inputs[i].source + " holds " + have.str());
       break;
@@ -369,7 +369,7 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
       }
       spec.shape = pack->first;
     }
-    spec.dtype = runtimeDType(result.dtype);
+    spec.dtype = runtimeDType(result.dtype.instantiated());
     for (sema::Dim d : result.shape.dims) {
       std::optional<int64_t> k = substituteBound(d, bindings.symbols).asConstant();
       if (!k || *k < 0) {
@@ -406,7 +406,7 @@ std::optional<PreparedSignature> PreparedSignature::prepare(const mlirgen::Concr
     if (!result.isTensor())
       return std::nullopt;
     ResultDims dims;
-    dims.dtype = runtimeDType(result.dtype);
+    dims.dtype = runtimeDType(result.dtype.instantiated());
     dims.pack = result.shape.hasPack();
     for (sema::Dim d : result.shape.dims) {
       ResultDim dim;

@@ -429,6 +429,15 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
   if (name == "cast" || name == "to") { // nothing to do where the type stays
     if (!needX())
       return {};
+    // `x.to(bf16)` changes the dtype (a cast), `x.to(cuda:0)` the device.
+    if (rt != xt && rt.getElementType() != xt.getElementType()) {
+      RankedTensorType converted =
+          tensorType(xt.getShape(), rt.getElementType(), xt.getEncoding());
+      x = mlir::mdl::CastOp::create(b, l, converted, x);
+      xt = converted;
+      if (rt == xt)
+        return GenValue::ofTensor(x);
+    }
     if (rt == xt)
       return args[0];
     if (name == "cast")

@@ -73,6 +73,10 @@ GenValue Generator::inlineFn(ModelFrame &frame, const ast::FnDecl &fn,
       if (args[i].kind != GenValue::Kind::Tensor || !type.isTensor())
         continue;
       RankedTensorType actual = typeOf(args[i].tensor);
+      if (std::optional<sema::AtomId> dtype = type.dtype.param())
+        for (ast::DType d : {ast::DType::F16, ast::DType::BF16, ast::DType::F32, ast::DType::F64})
+          if (elementType(d) == actual.getElementType())
+            scope.dtypes.try_emplace(*dtype, d);
       // Written dims follow the pack (`[..., T, n]`): they are the last ones.
       int64_t first = actual.getRank() - int64_t(type.shape.dims.size());
       if (first < 0 || (first > 0 && !type.shape.hasPack()))

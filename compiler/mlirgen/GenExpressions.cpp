@@ -237,6 +237,15 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
     v.kind = GenValue::Kind::Size;
     return v;
   }
+  if (einfo && einfo->type.kind() == sema::Type::Kind::DType) {
+    // A dtype parameter (`zeros(s, dtype: dtype)`): the instance's argument.
+    if (std::optional<ast::DType> d = concreteDType(einfo->type.dtype, scope)) {
+      GenValue v;
+      v.kind = GenValue::Kind::DType;
+      v.dtype = *d;
+      return v;
+    }
+  }
   if (einfo && einfo->type.kind() == sema::Type::Kind::Device) {
     std::optional<sema::Device> d = concreteDevice(einfo->type.dev, frame);
     if (d) {

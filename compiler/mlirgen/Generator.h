@@ -151,6 +151,9 @@ struct Scope {
   /// The leading dims each `...` of the fn's signature stands for here (by
   /// the pack's identity), from the argument that bound it.
   llvm::DenseMap<uint32_t, llvm::SmallVector<int64_t, 4>> packExtents;
+  /// The fn's own dtype parameters (`T` of `fn f<T: dtype>`), from the
+  /// arguments' element types.
+  llvm::DenseMap<sema::AtomId, ast::DType> dtypes;
   std::optional<GenValue> returned;
 };
 
@@ -169,6 +172,9 @@ private:
   // --- helpers -------------------------------------------------------------
   mlir::Location loc(Range range);
   mlir::Type elementType(ast::DType dtype);
+  /// The dtype `e` (as the checker recorded it in `scope`'s fn) has there:
+  /// the frame's dtype arguments and the fn's bound dtype parameters.
+  std::optional<ast::DType> concreteDType(const sema::ElementType &e, Scope &scope);
   mlir::mdl::DeviceAttr deviceAttr(const sema::Device &device);
   std::optional<sema::Device> concreteDevice(const sema::Device &device, ModelFrame &frame);
   RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, mlir::Type element,

@@ -64,6 +64,16 @@ mlir::Type Generator::elementType(ast::DType dtype) {
   return b.getF32Type();
 }
 
+std::optional<ast::DType> Generator::concreteDType(const sema::ElementType &e, Scope &scope) {
+  sema::ElementType d = scope.frame->subst().apply(e);
+  if (std::optional<ast::DType> k = d.concrete())
+    return k;
+  auto it = scope.dtypes.find(*d.param());
+  if (it == scope.dtypes.end())
+    return std::nullopt;
+  return it->second;
+}
+
 mlir::mdl::DeviceAttr Generator::deviceAttr(const sema::Device &device) {
   if (device.kind == sema::Device::Kind::Cuda)
     return mlir::mdl::DeviceAttr::get(&ctx, "cuda", device.index);
@@ -99,9 +109,10 @@ std::optional<RankedTensorType> Generator::loweredType(const sema::Type &type, M
   for (sema::Dim d : type.shape.dims)
     shape.push_back(extentOf(d, frame));
   std::optional<sema::Device> dev = concreteDevice(type.dev, frame);
-  if (!dev)
+  std::optional<ast::DType> dtype = frame.subst().apply(type.dtype).concrete();
+  if (!dev || !dtype)
     return std::nullopt;
-  return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
+  return tensorType(shape, elementType(*dtype), deviceAttr(*dev));
 }
 
 sema::Dim Generator::concreteDim(sema::Dim d, ModelFrame &frame) {
@@ -151,9 +162,10 @@ std::optional<RankedTensorType> Generator::scopedType(const sema::Type &type, Sc
   for (sema::Dim d : type.shape.dims)
     shape.push_back(extentOf(scopedDim(d, scope), *scope.frame));
   std::optional<sema::Device> dev = concreteDevice(type.dev, *scope.frame);
-  if (!dev)
+  std::optional<ast::DType> dtype = concreteDType(type.dtype, scope);
+  if (!dev || !dtype)
     return std::nullopt;
-  return tensorType(shape, elementType(type.dtype), deviceAttr(*dev));
+  return tensorType(shape, elementType(*dtype), deviceAttr(*dev));
 }
 
 std::optional<RankedTensorType> Generator::checkedType(const ast::Expr &expr, Scope &scope) {

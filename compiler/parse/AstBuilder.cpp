@@ -279,11 +279,24 @@ private:
   }
 
   std::optional<ValueParam> buildValueParam(Mdl::ValueParamContext &ctx) {
-    auto name = ident(ctx.IDENT());
-    auto scalar = ctx.scalarType()   ? scalarKind(*ctx.scalarType())
-                  : ctx.optionType() ? std::optional<ScalarKind>(ScalarKind::Option)
-                  : ctx.tupleType()  ? std::optional<ScalarKind>(ScalarKind::Int)
-                                     : std::nullopt;
+    auto name = ident(ctx.IDENT(0));
+    // `dtype: dtype`: the one type written as a name.
+    TerminalNode *typeName = ctx.IDENT(1);
+    std::optional<ScalarKind> scalar;
+    if (ctx.scalarType())
+      scalar = scalarKind(*ctx.scalarType());
+    else if (ctx.optionType())
+      scalar = ScalarKind::Option;
+    else if (ctx.tupleType())
+      scalar = ScalarKind::Int;
+    else if (present(typeName) && text(typeName->getSymbol()) == "dtype")
+      scalar = ScalarKind::DType;
+    else if (present(typeName))
+      state_.diags
+          .report(DiagId::UnexpectedToken, range(typeName),
+                  "`int`, `float`, `bool`, `dtype`, options (`\"a\" | \"b\"`) or a tuple",
+                  "`" + text(typeName->getSymbol()).str() + "`")
+          .primary("not a type of model arguments");
     if (!name || !scalar)
       return std::nullopt;
     ValueParam param;
@@ -312,7 +325,7 @@ private:
         param.options.push_back({stringValue(literal->getSymbol()), range(literal)});
       }
     } else {
-      param.typeRange = range(ctx.scalarType());
+      param.typeRange = ctx.scalarType() ? range(ctx.scalarType()) : range(typeName);
     }
     param.range = range(&ctx);
     if (ctx.expr() && !(param.defaultValue = buildTopExpr(ctx.expr())))
@@ -360,6 +373,22 @@ private:
       return std::nullopt;
     FnDecl fn;
     fn.name = std::move(*name);
+    if (Mdl::FnDTypesContext *dtypes = ctx.fnDTypes()) {
+      for (Mdl::FnDTypeContext *d : dtypes->fnDType()) {
+        auto dtypeName = ident(d->IDENT(0));
+        TerminalNode *kind = d->IDENT(1);
+        if (!dtypeName || !present(kind))
+          return std::nullopt;
+        if (text(kind->getSymbol()) != "dtype") {
+          state_.diags
+              .report(DiagId::UnexpectedToken, range(kind), "`dtype`",
+                      "`" + text(kind->getSymbol()).str() + "`")
+              .primary("a fn's generic parameters are dtypes: `<T: dtype>`");
+          return std::nullopt;
+        }
+        fn.dtypeParams.push_back(std::move(*dtypeName));
+      }
+    }
     for (Mdl::FnParamContext *paramCtx : ctx.fnParam()) {
       auto paramName = ident(paramCtx->IDENT());
       auto type = paramCtx->type() ? buildType(*paramCtx->type()) : nullptr;
@@ -455,7 +484,11 @@ private:
       return nullptr;
     type->kind = TypeExpr::Kind::Tensor;
     dimNodes_ = 0;
-    bool haveDtype = false;
+    // `dtype[out, in]`: the model's dtype parameter (sema resolves the name).
+    TerminalNode *param = node.as<Mdl::TensorTypeContext>()->IDENT();
+    bool haveDtype = present(param);
+    if (haveDtype)
+      type->dtypeParam = ident(param);
     for (ParseTree *child : node.ctx->children) {
       Classified part = classify(child);
       switch (part.kind) {

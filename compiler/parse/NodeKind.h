@@ -22,14 +22,17 @@ namespace modelc::parse {
   X(QualifiedName)                                                                                 \
   X(ModelDecl)                                                                                     \
   X(DevParams)                                                                                     \
-  X(DevParam) X(ValueParams) X(ValueParam) X(StateMember) X(SubmodelMember) X(FnMember) X(FnParam) \
-      X(Type) X(TensorType) X(ScalarType) X(Dtype) X(Dim) X(DimAtom) X(Device) X(Block) X(LetStmt) \
-          X(ReturnStmt) X(ForStmt) X(AssignStmt) X(ExprStmt) X(Expr) X(Operand) X(CallPostfix)     \
-              X(MemberPostfix) X(IndexPostfix) X(InstantiatePrimary) X(NamePrimary) X(IntPrimary)  \
-                  X(FloatPrimary) X(BoolPrimary) X(StringPrimary) X(CpuPrimary) X(CudaPrimary)     \
-                      X(DtypePrimary) X(ListPrimary) X(RepeatPrimary) X(ParenPrimary) X(Args)      \
-                          X(Arg) X(Slice) X(SliceTail) X(ResultType) X(IfMember) X(MemberIf)       \
-                              X(MemberBlock) X(OptionType) X(IfStmt) X(StmtIf) X(AssertMember)
+  X(DevParam)                                                                                      \
+  X(ValueParams)                                                                                   \
+  X(ValueParam) X(StateMember) X(SubmodelMember) X(FnMember) X(FnParam) X(Type) X(TensorType)      \
+      X(ScalarType) X(Dtype) X(Dim) X(DimAtom) X(Device) X(Block) X(LetStmt) X(ReturnStmt)         \
+          X(ForStmt) X(AssignStmt) X(ExprStmt) X(Expr) X(Operand) X(CallPostfix) X(MemberPostfix)  \
+              X(IndexPostfix) X(InstantiatePrimary) X(NamePrimary) X(IntPrimary) X(FloatPrimary)   \
+                  X(BoolPrimary) X(StringPrimary) X(CpuPrimary) X(CudaPrimary) X(DtypePrimary)     \
+                      X(ListPrimary) X(RepeatPrimary) X(ParenPrimary) X(Args) X(Arg) X(Slice)      \
+                          X(SliceTail) X(ResultType) X(IfMember) X(MemberIf) X(MemberBlock)        \
+                              X(OptionType) X(IfStmt) X(StmtIf) X(AssertMember) X(FnDTypes)        \
+                                  X(FnDType)
 
 enum class NodeKind : uint8_t {
   Other, // a rule the builder never looks at through a parent

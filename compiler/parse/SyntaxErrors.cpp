@@ -128,9 +128,11 @@ private:
     // After a complete operand ANTLR expects every operator; say so once.
     collapse({punct("+"), punct("*"), L::AND}, operators, "operator");
     collapse({L::INT_LIT, L::FLOAT_LIT, L::STRING_LIT}, exprStart, "expression");
-    collapse({L::F32, L::INT_T},
-             {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL, L::INT_T, L::FLOAT_T},
-             "type");
+    // A type may start with a dtype parameter's name (`dtype[n]`).
+    collapse(
+        {L::F32, L::INT_T},
+        {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL, L::INT_T, L::FLOAT_T, L::IDENT},
+        "type");
     collapse({L::F32, L::I64}, {L::F16, L::BF16, L::F32, L::F64, L::I32, L::I64, L::BOOL}, "dtype");
     collapse({L::CPU, L::CUDA, L::IDENT}, {L::CPU, L::CUDA, L::IDENT}, "device");
     collapse({L::INT_LIT, L::ELLIPSIS}, {L::INT_LIT, L::IDENT, L::ELLIPSIS, lparen}, "dimension");

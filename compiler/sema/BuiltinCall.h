@@ -151,7 +151,7 @@ private:
   /// (from one past it where `allowEnd`, as `unsqueeze` inserts).
   std::optional<unsigned> dimArg(size_t i, const Value &x, bool allowEnd = false);
   std::optional<std::pair<Dim, Dim>> pair(size_t i, std::optional<int64_t> dflt);
-  std::optional<ast::DType> dtypeArg(size_t i, ast::DType dflt);
+  std::optional<ElementType> dtypeArg(size_t i, ast::DType dflt);
   /// A compile-time number: a constant int or a float literal.
   std::optional<double> number(size_t i);
   std::optional<Dim> arangeLength(ast::DType &dflt);
@@ -159,7 +159,7 @@ private:
   bool integerIndex(const Value &v);
   std::optional<Device> devices(llvm::ArrayRef<const Value *> operands);
   std::optional<Shape> shapeArg(size_t i, bool allowInfer);
-  Value result(ast::DType dtype, Shape shape, Device dev, const Value &originFrom);
+  Value result(ElementType dtype, Shape shape, Device dev, const Value &originFrom);
 
   Value elementwise(bool floatOnly);
   Value reduce(bool floatOnly, bool isSoftmax);

@@ -208,7 +208,7 @@ std::optional<std::pair<Dim, Dim>> BuiltinCall::pair(size_t i, std::optional<int
   return out;
 }
 
-std::optional<ast::DType> BuiltinCall::dtypeArg(size_t i, ast::DType dflt) {
+std::optional<ElementType> BuiltinCall::dtypeArg(size_t i, ast::DType dflt) {
   if (!given[i])
     return dflt;
   const Value &v = args[i].value;
@@ -236,7 +236,7 @@ std::optional<double> BuiltinCall::number(size_t i) {
 }
 
 bool BuiltinCall::floating(const Value &v) {
-  if (ast::isFloating(v.type.dtype))
+  if (v.type.dtype.isFloating())
     return true;
   auto diag = c.diags_.report(DiagId::ExpectedFloatDType, v.range(), spec.name, c.typeStr(v));
   diag.primary(c.typeStr(v));
@@ -247,7 +247,7 @@ bool BuiltinCall::floating(const Value &v) {
 }
 
 bool BuiltinCall::integerIndex(const Value &v) {
-  if (ast::isInteger(v.type.dtype))
+  if (v.type.dtype.isInteger())
     return true;
   auto diag = c.diags_.report(DiagId::ExpectedIntegerIndex, v.range(), spec.name, c.typeStr(v));
   diag.primary(c.typeStr(v));
@@ -261,7 +261,7 @@ std::optional<Device> BuiltinCall::devices(llvm::ArrayRef<const Value *> operand
   return c.unifyDevices(spec.name, call.callee->range, call, operands);
 }
 
-Value BuiltinCall::result(ast::DType dtype, Shape shape, Device dev, const Value &originFrom) {
+Value BuiltinCall::result(ElementType dtype, Shape shape, Device dev, const Value &originFrom) {
   Value v;
   v.type = Type::tensor(dtype, std::move(shape), dev);
   v.origin = c.originOf(originFrom);

@@ -118,7 +118,7 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
     dtypeSlot = slot::arange::dtype;
   else if (spec.id == BI::Eye)
     dtypeSlot = slot::eye::dtype;
-  std::optional<ast::DType> dtype = dtypeArg(dtypeSlot, dflt);
+  std::optional<ElementType> dtype = dtypeArg(dtypeSlot, dflt);
   if (!dtype)
     return failed();
   if (spec.id == BI::Arange) {
@@ -137,10 +137,10 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
     shape = std::move(*s);
   }
   if (spec.id == BI::Randn) {
-    if (!ast::isFloating(*dtype)) {
+    if (!dtype->isFloating()) {
       constexpr size_t kDType = slot::randn::dtype;
       c.diags_.report(DiagId::ExpectedFloatDType, has(kDType) ? rangeOf(kDType) : call.range,
-                      spec.name, ast::dtypeName(*dtype));
+                      spec.name, dtype->str());
       return failed();
     }
     constexpr size_t kSeed = slot::randn::seed;
@@ -153,10 +153,10 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
     constexpr size_t kValue = slot::full::value;
     Type::Kind k = val(kValue).type.kind();
     bool ok = k == Type::Kind::Int || k == Type::Kind::Bool ||
-              (k == Type::Kind::Float && ast::isFloating(*dtype));
+              (k == Type::Kind::Float && dtype->isFloating());
     if (!ok) {
       c.diags_.report(DiagId::DTypeMismatch, rangeOf(kValue), c.typeStr(val(kValue)),
-                      ast::dtypeName(*dtype), spec.name);
+                      dtype->str(), spec.name);
       return failed();
     }
   }

@@ -175,7 +175,7 @@ Value BuiltinCall::loss() {
 
 Value BuiltinCall::cast() {
   const Value *x = tensor(slot::cast::x);
-  std::optional<ast::DType> dtype = dtypeArg(slot::cast::dtype, ast::DType::F32);
+  std::optional<ElementType> dtype = dtypeArg(slot::cast::dtype, ast::DType::F32);
   if (!x || !dtype)
     return failed();
   Value v = *x;
@@ -189,8 +189,16 @@ Value BuiltinCall::to() {
   if (!x)
     return failed();
   const Value &d = val(slot::to::device);
+  if (d.type.kind() == Type::Kind::DType) {
+    // `x.to(bf16)`, as PyTorch's `x.to(torch.bfloat16)`: `cast(x, bf16)`.
+    Value v = *x;
+    v.type.dtype = d.type.dtype;
+    v.expr = nullptr;
+    return v;
+  }
   if (d.type.kind() != Type::Kind::Device) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::to::device), "a device", c.typeStr(d));
+    c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::to::device), "a device or a dtype",
+                    c.typeStr(d));
     return failed();
   }
   Device from = c.resolve(x->type.dev), target = d.type.dev;

@@ -37,7 +37,108 @@ bool hasNoState(const ModelInfo &model) {
   });
 }
 
+/// The argument of `init` (`nn.Linear(784, 256, dtype: bf16)`, `M<dev>(...)`)
+/// bound to value param `index` of `callee`, or null where it is defaulted.
+const ast::Arg *argumentFor(const ast::Expr &init, const ModelInfo &callee, size_t index) {
+  const std::vector<ast::Arg> *args = nullptr;
+  if (auto *call = dyn_cast<ast::CallExpr>(&init))
+    args = &call->args;
+  else if (auto *inst = dyn_cast<ast::InstantiateExpr>(&init))
+    args = &inst->args;
+  if (!args || index >= callee.valueParams.size())
+    return nullptr;
+  size_t positional = 0;
+  for (const ast::Arg &arg : *args) {
+    if (arg.name ? arg.name->name == callee.valueParams[index].name : positional++ == index)
+      return arg.value ? &arg : nullptr;
+  }
+  return nullptr;
+}
+
+/// The range of the written dtype of `type` (`f32` in `f32[B, 4] @ D`).
+Range dtypeRangeOf(const ast::TypeExpr &type) {
+  if (type.dtypeParam)
+    return type.dtypeParam->range;
+  const char *begin = type.range.begin.getPointer();
+  return {type.range.begin, llvm::SMLoc::getFromPointer(begin + ast::dtypeName(type.dtype).size())};
+}
+
 } // namespace
+
+void Checker::reportArgumentDTypeMismatch(const ast::CallExpr &call, llvm::StringRef calleeText,
+                                          const ModelInstance &inst, const FnParamInfo &param,
+                                          const Type &expected, const Value &arg) {
+  auto diag = diags_.report(DiagId::DTypeMismatch, arg.range(), arg.type.dtype.prose(),
+                            expected.dtype.prose(), calleeText);
+  diag.primary(typeStr(arg))
+      .label(call.callee->range, "`" + calleeText.str() + "` takes " + expected.str());
+  // Where the argument's dtype is written: a parameter of this fn.
+  const ast::FnParam *declared = nullptr;
+  auto *name = llvm::dyn_cast_if_present<ast::NameExpr>(arg.expr);
+  Local *local = name ? findLocal(name->name).first : nullptr;
+  if (local && !local->isLet && fn_->fn && fn_->fn->decl)
+    for (const ast::FnParam &p : fn_->fn->decl->params)
+      if (p.name.name == name->name && p.type && p.type->kind == ast::TypeExpr::Kind::Tensor)
+        declared = &p;
+  if (declared)
+    diag.note("`" + declared->name.name + "` is declared " + arg.type.dtype.prose() + " here",
+              dtypeRangeOf(*declared->type));
+  // Where the callee's dtype comes from: its instance's dtype argument.
+  const ast::Expr *init = builtAt(*this, *call.callee);
+  std::optional<size_t> dtypeParam;
+  if (std::optional<AtomId> atom = param.type.dtype.param())
+    for (size_t i = 0; i < inst.model->valueParams.size(); ++i)
+      if (inst.model->valueParams[i].atom == *atom &&
+          inst.model->valueParams[i].kind == ast::ScalarKind::DType)
+        dtypeParam = i;
+  std::vector<Edit> rebuild;
+  std::string paramName;
+  if (init && dtypeParam) {
+    paramName = inst.model->valueParams[*dtypeParam].name;
+    if (const ast::Arg *given = argumentFor(*init, *inst.model, *dtypeParam)) {
+      diag.note("`" + calleeText.str() + "` is built with `" + paramName + ": " +
+                    given->value->range.text().str() + "` here",
+                given->value->range);
+      rebuild.push_back({given->value->range, arg.type.dtype.str()});
+    } else {
+      diag.note("`" + calleeText.str() + "` is built without `" + paramName + ":` here, so in " +
+                    expected.dtype.str() + ", the default of `" + inst.model->name + "`",
+                init->range);
+      auto *c = dyn_cast<ast::CallExpr>(init);
+      auto *i = dyn_cast<ast::InstantiateExpr>(init);
+      Range args = c ? c->argsRange : i ? i->argsRange : Range();
+      bool none = c ? c->args.empty() : i && i->args.empty();
+      if (args.isValid()) {
+        llvm::SMLoc close = llvm::SMLoc::getFromPointer(args.end.getPointer() - 1);
+        rebuild.push_back(
+            {{close, close}, (none ? "" : ", ") + paramName + ": " + arg.type.dtype.str()});
+      }
+    }
+  }
+  // Only a floating dtype can be a layer's dtype.
+  if (!arg.type.dtype.isFloating())
+    rebuild.clear();
+  std::string build =
+      "build `" + calleeText.str() + "` with `" + paramName + ": " + arg.type.dtype.str() + "`";
+  std::vector<Edit> convert = castEdits(*arg.expr, expected.dtype);
+  if (declared && expected.dtype.isParam() && !arg.type.dtype.isParam()) {
+    // A model generic over its dtype passing a fn parameter written with a
+    // fixed one: the parameter should take the model's dtype.
+    diag.help("declare `" + declared->name.name + "` with the model's dtype `" +
+                  expected.dtype.str() + "`",
+              {{dtypeRangeOf(*declared->type), expected.dtype.str()}});
+    diag.help("or convert it with `cast`", convert);
+  } else if (!rebuild.empty() && arg.type.dtype.isParam()) {
+    // The layer of a dtype-generic model built without its dtype (its
+    // result is then f32 too: converting the argument alone may not do).
+    diag.help(build, rebuild);
+    diag.help("or convert it with `cast`", convert, Applicability::MaybeIncorrect);
+  } else {
+    diag.help("convert it with `cast`", convert);
+    if (!rebuild.empty())
+      diag.help("or " + build, rebuild, Applicability::MaybeIncorrect);
+  }
+}
 
 std::optional<Value> Checker::statelessInstance(const ast::CallExpr &call, const ModelInfo *callee,
                                                 llvm::StringRef text) {
@@ -390,6 +491,22 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
     const Type &arg = bound[i].value.type;
     if (!param.isTensor() || !arg.isTensor())
       continue;
+    // `fn forward<T: dtype>(x: T[...])`: the first argument of dtype T binds
+    // it (later ones must match, as any dtype).
+    if (std::optional<AtomId> atom = param.dtype.param();
+        atom &&
+        llvm::any_of(fn.dtypeParams, [&](const FnDTypeParam &d) { return d.atom == *atom; }) &&
+        llvm::none_of(locals, [&](const auto &l) { return l.first == *atom; })) {
+      if (!arg.dtype.isFloating()) {
+        const Value &v = bound[i].value;
+        diags_.report(DiagId::ExpectedFloatDType, v.range(), calleeText, typeStr(v))
+            .primary(typeStr(v))
+            .note("`" + fn.name + "` takes its dtype `" + atomName(*atom).str() +
+                  "` from this argument, and it must be a floating dtype");
+        return fail(call, operands);
+      }
+      locals.push_back({*atom, arg.dtype.asDim()});
+    }
     const Shape &ps = param.shape, &as = arg.shape;
     if (as.dims.size() < ps.dims.size() ||
         (!ps.hasPack() && (as.dims.size() != ps.dims.size() || as.hasPack())))
@@ -434,12 +551,7 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
       continue;
     }
     if (arg.type.dtype != expected.dtype) {
-      diags_
-          .report(DiagId::DTypeMismatch, arg.range(), ast::dtypeName(arg.type.dtype),
-                  ast::dtypeName(expected.dtype), calleeText)
-          .primary(typeStr(arg))
-          .note("parameter `" + param.name + "` of `" + calleeText.str() + "` is " + expected.str())
-          .help("convert it with `cast`", castEdits(*arg.expr, expected.dtype));
+      reportArgumentDTypeMismatch(call, calleeText, inst, param, expected, arg);
       ok = false;
       continue;
     }

@@ -251,6 +251,29 @@ std::optional<Dim> Checker::optionArgument(const ValueParamInfo &param, llvm::St
   return std::nullopt;
 }
 
+void Checker::reportNonFloatDTypeArgument(Range at, llvm::StringRef given, llvm::StringRef param,
+                                          llvm::StringRef owner) {
+  diags_.report(DiagId::TypeMismatch, at, "a floating dtype (f16, bf16, f32 or f64)", given.str())
+      .primary("argument `" + param.str() + "` of `" + owner.str() + "`")
+      .note("a dtype parameter sets the dtype of floating-point weights and activations, as "
+            "PyTorch's `dtype=` of its layers does");
+}
+
+std::optional<Dim> Checker::dtypeArgument(const ValueParamInfo &param, llvm::StringRef owner,
+                                          const ast::Expr &arg, const Value &value) {
+  if (value.type.kind() != Type::Kind::DType) {
+    auto diag = diags_.report(DiagId::TypeMismatch, arg.range, "a dtype", value.type.str());
+    diag.primary("argument `" + param.name + "` of `" + owner.str() + "`");
+    if (auto *name = dyn_cast<ast::NameExpr>(&arg))
+      helpWithTorchDTypeName(diag, name->name, arg.range);
+    return std::nullopt;
+  }
+  if (value.type.dtype.isFloating())
+    return value.type.dtype.asDim();
+  reportNonFloatDTypeArgument(arg.range, value.type.dtype.str(), param.name, owner);
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // `if` statements
 //===----------------------------------------------------------------------===//

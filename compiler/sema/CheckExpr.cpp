@@ -126,12 +126,25 @@ Resolved detail::resolveName(Checker &c, llvm::StringRef name) {
       r.value.type = Type::string();
       r.value.type.intValue = Dim::atom(p.atom);
       break;
+    case ast::ScalarKind::DType:
+      r.value.type = Type::dtypeValue(ElementType::parameter(p.atom));
+      break;
     }
     for (const ast::ValueParam &vp : model.decl->valueParams)
       if (vp.name.name == name)
         r.definition = vp.name.range;
     return r;
   }
+  if (ctx.fn)
+    for (const FnDTypeParam &d : ctx.fn->dtypeParams)
+      if (d.name == name) {
+        r.kind = Resolved::Kind::ValueParam;
+        r.value.type = Type::dtypeValue(ElementType::parameter(d.atom));
+        for (const ast::Ident &i : ctx.fn->decl->dtypeParams)
+          if (i.name == name)
+            r.definition = i.range;
+        return r;
+      }
   auto sym = ctx.sigSymbols.find(name);
   if (sym != ctx.sigSymbols.end()) {
     r.kind = Resolved::Kind::Symbol;
@@ -202,8 +215,11 @@ const ast::Expr *detail::builtAt(Checker &c, const ast::Expr &base) {
 }
 
 void detail::reportUnknown(Checker &c, llvm::StringRef name, Range at) {
-  if (c.fn_->reportedUnknown.insert(name).second)
-    c.diags_.report(DiagId::UnknownName, at, name).primary("not found in this scope");
+  if (!c.fn_->reportedUnknown.insert(name).second)
+    return;
+  auto diag = c.diags_.report(DiagId::UnknownName, at, name);
+  diag.primary("not found in this scope");
+  helpWithTorchDTypeName(diag, name, at);
 }
 
 /// The shape a model instance sees itself with (for calls of its own fns).

@@ -110,9 +110,9 @@ std::optional<std::pair<Range, std::string>> Checker::transferAfter(Range creati
   return std::nullopt;
 }
 
-std::vector<Edit> Checker::castEdits(const ast::Expr &operand, ast::DType target) {
+std::vector<Edit> Checker::castEdits(const ast::Expr &operand, const ElementType &target) {
   return {{Range{operand.range.begin, operand.range.begin}, "cast("},
-          {operand.range.after(), ", " + ast::dtypeName(target).str() + ")"}};
+          {operand.range.after(), ", " + target.str() + ")"}};
 }
 
 Value Checker::fail(const ast::Expr &expr, llvm::ArrayRef<const Value *> operands) {
@@ -271,18 +271,18 @@ bool Checker::requireSameDType(llvm::StringRef op, const Value &anchor, const Va
   const Value *odd = &other, *kept = &anchor;
   if (fn_ && fn_->fn && fn_->fn->result.isTensor() && fn_->fn->result.dtype == other.type.dtype)
     std::swap(odd, kept);
-  ast::DType target = kept->type.dtype;
-  auto diag = diags_.report(DiagId::DTypeMismatch, odd->range(), ast::dtypeName(odd->type.dtype),
-                            ast::dtypeName(target), op);
+  ElementType target = kept->type.dtype;
+  auto diag = diags_.report(DiagId::DTypeMismatch, odd->range(), odd->type.dtype.prose(),
+                            target.prose(), op);
   diag.primary(typeStr(*odd)).label(kept->range(), typeStr(*kept));
   if (!odd->expr)
     return false;
   // `eye(n)` next to f16 values: create it as f16 rather than convert it.
   if (const ast::CallExpr *creation = defaultDTypeCreation(odd->expr)) {
     llvm::SMLoc close = llvm::SMLoc::getFromPointer(creation->argsRange.end.getPointer() - 1);
-    diag.help("create it as " + ast::dtypeName(target).str(),
-              {{Range{close, close}, (creation->args.empty() ? "dtype: " : ", dtype: ") +
-                                         ast::dtypeName(target).str()}});
+    diag.help(
+        "create it as " + target.str(),
+        {{Range{close, close}, (creation->args.empty() ? "dtype: " : ", dtype: ") + target.str()}});
     diag.help("or convert it with `cast`", castEdits(*odd->expr, target));
     return false;
   }

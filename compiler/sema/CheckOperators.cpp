@@ -117,7 +117,7 @@ Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhs, const Val
   // At least one tensor: dtypes, then devices, then shapes.
   const Value &t = lhs.type.isTensor() ? lhs : rhs;
   const Value &other = lhs.type.isTensor() ? rhs : lhs;
-  ast::DType dtype = t.type.dtype;
+  ElementType dtype = t.type.dtype;
   if (other.type.isTensor()) {
     if (!requireSameDType(op, lhs, rhs))
       return fail(b, {&lhs, &rhs});
@@ -159,13 +159,11 @@ Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhs, const Val
 bool Checker::checkScalarOperand(llvm::StringRef op, const Value &tensor, const Value &scalar) {
   Type::Kind k = scalar.type.kind();
   bool ok = k == Type::Kind::Int || k == Type::Kind::Bool ||
-            (k == Type::Kind::Float && ast::isFloating(tensor.type.dtype));
+            (k == Type::Kind::Float && tensor.type.dtype.isFloating());
   if (ok)
     return true;
   if (k == Type::Kind::Float) {
-    diags_
-        .report(DiagId::DTypeMismatch, scalar.range(), "float", ast::dtypeName(tensor.type.dtype),
-                op)
+    diags_.report(DiagId::DTypeMismatch, scalar.range(), "float", tensor.type.dtype.str(), op)
         .primary("a float scalar")
         .label(tensor.range(), typeStr(tensor))
         .help("convert the tensor with `cast`", castEdits(*tensor.expr, ast::DType::F32),

@@ -178,10 +178,10 @@ void Checker::checkAgainstDeclared(const Value &value, const Type &declared,
   if (value.type.dtype != declared.dtype) {
     poison();
     diags_
-        .report(DiagId::DTypeMismatch, at, ast::dtypeName(value.type.dtype),
-                ast::dtypeName(declared.dtype), isReturn ? "return" : what)
+        .report(DiagId::DTypeMismatch, at, value.type.dtype.prose(), declared.dtype.prose(),
+                isReturn ? "return" : what)
         .primary(typeStr(value))
-        .label(declRange, "declared " + ast::dtypeName(declared.dtype).str() + " here")
+        .label(declRange, "declared " + declared.dtype.prose() + " here")
         .help("convert it with `cast`", castEdits(*value.expr, declared.dtype));
     return;
   }

@@ -205,6 +205,12 @@ std::optional<Type> Checker::instanceFromExpr(ModelInfo &model, const ast::Expr 
       ok &= tupleArgument(p, calleeName, *bound[i], v, inst->values);
       continue;
     }
+    if (p.kind == ast::ScalarKind::DType) {
+      std::optional<Dim> dtype = dtypeArgument(p, calleeName, *bound[i], v);
+      ok &= dtype.has_value();
+      inst->values.push_back(dtype);
+      continue;
+    }
     bool matches = (p.kind == ast::ScalarKind::Int && v.type.kind() == Type::Kind::Int) ||
                    (p.kind == ast::ScalarKind::Float &&
                     (v.type.kind() == Type::Kind::Float || v.type.kind() == Type::Kind::Int)) ||

@@ -8,6 +8,7 @@
 #include "sema/Checker.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Casting.h"
 
 #include <functional>
@@ -113,6 +114,12 @@ std::optional<Dim> Checker::dimFromExpr(ModelInfo &model, const ast::DimExpr &di
       }
       return Dim::atom(p.atom);
     }
+    if (sigDTypes_ &&
+        llvm::any_of(*sigDTypes_, [&](const FnDTypeParam &p) { return p.name == dim.name; })) {
+      diags_.report(DiagId::TypeMismatch, dim.range, "int", "dtype")
+          .primary("`" + dim.name + "` is a dtype parameter of this fn, not a dimension");
+      return std::nullopt;
+    }
     if (fn_) {
       auto it = fn_->sigSymbols.find(dim.name);
       if (it != fn_->sigSymbols.end())
@@ -180,10 +187,15 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
       return Type::boolean();
     case ast::ScalarKind::Option: // model arguments only; the grammar has no such fn param
       return Type::string();
+    case ast::ScalarKind::DType:
+      return Type::dtypeValue(ast::DType::F32);
     }
   }
+  std::optional<ElementType> dtype = type.dtype;
+  if (type.dtypeParam)
+    dtype = dtypeParamFromName(model, *type.dtypeParam);
   Shape shape;
-  bool ok = true;
+  bool ok = dtype.has_value();
   for (size_t i = 0; i < type.dims.size(); ++i) {
     bool isPack = false;
     std::optional<Dim> d = dimFromExpr(model, *type.dims[i], allowLocalDims, isPack);
@@ -230,5 +242,45 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
                                       " (its type names no device)");
     }
   }
-  return Type::tensor(type.dtype, std::move(shape), *device);
+  return Type::tensor(*dtype, std::move(shape), *device);
+}
+
+std::optional<ElementType> Checker::dtypeParamFromName(const ModelInfo &model,
+                                                       const ast::Ident &name) {
+  for (const ValueParamInfo &p : model.valueParams)
+    if (p.name == name.name && p.kind == ast::ScalarKind::DType)
+      return ElementType::parameter(p.atom);
+  if (sigDTypes_)
+    for (const FnDTypeParam &p : *sigDTypes_)
+      if (p.name == name.name)
+        return ElementType::parameter(p.atom);
+  auto diag = diags_.report(DiagId::UnknownName, name.range, name.name);
+  diag.primary("not a dtype");
+  helpWithTorchDTypeName(diag, name.name, name.range);
+  std::string params;
+  for (const ValueParamInfo &p : model.valueParams)
+    if (p.kind == ast::ScalarKind::DType)
+      params += (params.empty() ? "`" : ", `") + p.name + "`";
+  diag.note("a tensor type starts with a dtype (f16, bf16, f32, f64, i32, i64, bool)" +
+            (params.empty() ? std::string(" or a dtype parameter of the model (`dtype: dtype`)")
+                            : " or a dtype parameter of `" + model.name + "` (" + params + ")"));
+  return std::nullopt;
+}
+
+std::optional<ast::DType> modelc::sema::dtypeOfTorchName(llvm::StringRef name) {
+  name.consume_front("torch.");
+  return llvm::StringSwitch<std::optional<ast::DType>>(name)
+      .Cases({"float16", "half", "fp16"}, ast::DType::F16)
+      .Cases({"bfloat16", "bf16"}, ast::DType::BF16)
+      .Cases({"float32", "float", "fp32"}, ast::DType::F32)
+      .Cases({"float64", "double", "fp64"}, ast::DType::F64)
+      .Case("int32", ast::DType::I32)
+      .Cases({"int64", "long"}, ast::DType::I64)
+      .Default(std::nullopt);
+}
+
+void modelc::sema::helpWithTorchDTypeName(DiagnosticBuilder &diag, llvm::StringRef name, Range at) {
+  if (std::optional<ast::DType> torch = dtypeOfTorchName(name))
+    diag.help("PyTorch's " + name.str() + " is written " + ast::dtypeName(*torch).str(),
+              {{at, ast::dtypeName(*torch).str()}});
 }

@@ -318,6 +318,13 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
                   std::to_string(values[i]);
           return std::nullopt;
         }
+        if (p.kind == ast::ScalarKind::DType &&
+            (values[i] < 0 || values[i] > int64_t(ast::DType::Bool) ||
+             !ast::isFloating(ast::DType(values[i])))) {
+          error = "argument `" + p.name + "` of model `" + model.name +
+                  "` takes a floating dtype (f16, bf16, f32 or f64)";
+          return std::nullopt;
+        }
         inst->values.push_back(p.hasDimValue() ? std::optional<Dim>(Dim::constant(values[i]))
                                                : std::nullopt);
       } else if (std::optional<Dim> d = defaultSlotValue(model, p, k, inst->values)) {
@@ -355,9 +362,14 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
   Substitution subst = substitutionFor(*inst);
   for (const FnInfo &fn : model.fns) {
     FnInfo concrete = fn;
+    // A fn's own dtype parameters (`fn forward<T: dtype>`) are bound by its
+    // callers; run as an entry fn, they are f32.
+    Substitution fnSubst = subst;
+    for (const FnDTypeParam &d : fn.dtypeParams)
+      fnSubst.dims.push_back({d.atom, ElementType(ast::DType::F32).asDim()});
     for (FnParamInfo &p : concrete.params)
-      p.type = subst.apply(p.type);
-    concrete.result = subst.apply(fn.result);
+      p.type = fnSubst.apply(p.type);
+    concrete.result = fnSubst.apply(fn.result);
     result.fns.push_back(std::move(concrete));
   }
   return result;

@@ -62,8 +62,9 @@ struct DeviceOrigin {
 struct ValueParamInfo {
   std::string name;
   ast::ScalarKind kind = ast::ScalarKind::Int;
-  /// The symbol the param stands for. Int, bool and option params have
-  /// dim values: a bool is 0 or 1, an option the index of its option.
+  /// The symbol the param stands for. Int, bool, option and dtype params
+  /// have dim values: a bool is 0 or 1, an option the index of its option,
+  /// a dtype its ast::DType (see ElementType::fromDim).
   AtomId atom = 0;
   /// A tuple of ints: the symbol of each element (`kernel_size[0]`, ...);
   /// empty for a single value. `atom` is then the first element's.
@@ -71,8 +72,8 @@ struct ValueParamInfo {
   /// Where the param's values start in ModelInstance::values.
   unsigned firstSlot = 0;
   std::vector<std::string> options;  // ScalarKind::Option: the valid strings
-  /// A constant default (int, bool, option); for a tuple, of every element
-  /// (`stride: (int, int) = 1`).
+  /// A constant default (int, bool, option, dtype); for a tuple, of every
+  /// element (`stride: (int, int) = 1`).
   std::optional<int64_t> defaultInt;
   /// A tuple's constant default written as a tuple (`= (1, 1)`).
   std::vector<int64_t> defaultTuple;
@@ -81,7 +82,8 @@ struct ValueParamInfo {
   /// tuple).
   std::optional<unsigned> defaultParam;
   bool hasDefault = false;
-  /// Whether the param's value is a dim of its instances (int, bool, option).
+  /// Whether the param's value is a dim of its instances (int, bool, option,
+  /// dtype).
   bool hasDimValue() const { return kind != ast::ScalarKind::Float; }
   bool isTuple() const { return !elementAtoms.empty(); }
   /// The number of slots: a tuple's arity, else 1.
@@ -153,9 +155,17 @@ struct FnParamInfo {
   DeviceOrigin origin;
 };
 
+/// `T` of `fn forward<T: dtype>(x: T[...])`: a dtype each call binds from
+/// its arguments (a floating one), rigid in the fn's body.
+struct FnDTypeParam {
+  std::string name;
+  AtomId atom = 0; // of its ElementType::parameter
+};
+
 struct FnInfo {
   std::string name;
   const ast::FnDecl *decl = nullptr;
+  std::vector<FnDTypeParam> dtypeParams;
   std::vector<FnParamInfo> params;
   Type result;               // Kind::Void when the fn returns nothing; Kind::Tuple for several
   DeviceOrigin resultOrigin; // where the result type names its device

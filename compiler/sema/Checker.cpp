@@ -141,6 +141,22 @@ void Checker::declareModels(ModuleScope &scope) {
       if (auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(p.defaultValue.get());
           lit && p.type == ast::ScalarKind::Bool)
         vp.defaultInt = lit->value ? 1 : 0;
+      // `dtype: dtype = f32`: a floating dtype, as every value of the param.
+      if (auto *lit = llvm::dyn_cast_if_present<ast::DTypeLitExpr>(p.defaultValue.get())) {
+        if (p.type != ast::ScalarKind::DType)
+          diags_.report(DiagId::TypeMismatch, lit->range, ast::scalarKindName(p.type), "a dtype")
+              .primary("the default of `" + p.name.name + "`");
+        else if (!ast::isFloating(lit->dtype))
+          reportNonFloatDTypeArgument(lit->range, ast::dtypeName(lit->dtype), p.name.name,
+                                      decl.name.name);
+        else
+          vp.defaultInt = int64_t(lit->dtype);
+      } else if (p.type == ast::ScalarKind::DType && p.defaultValue &&
+                 !llvm::isa<ast::NameExpr>(p.defaultValue.get())) {
+        diags_.report(DiagId::TypeMismatch, p.defaultValue->range, "dtype", "another value")
+            .primary("the default of `" + p.name.name + "` must be a dtype (f16, bf16, f32, f64)");
+        vp.defaultInt.reset();
+      }
       if (auto *lit = llvm::dyn_cast_if_present<ast::StringLitExpr>(p.defaultValue.get())) {
         if (p.type != ast::ScalarKind::Option)
           diags_.report(DiagId::TypeMismatch, lit->range, ast::scalarKindName(p.type), "a string")
@@ -155,8 +171,9 @@ void Checker::declareModels(ModuleScope &scope) {
         auto earlier = llvm::find_if(info->valueParams,
                                      [&](const ValueParamInfo &e) { return e.name == ref->name; });
         if (earlier == info->valueParams.end()) {
-          diags_.report(DiagId::UnknownName, ref->range, ref->name)
-              .primary("a default can name only an earlier parameter of `" + decl.name.name + "`");
+          auto diag = diags_.report(DiagId::UnknownName, ref->range, ref->name);
+          diag.primary("a default can name only an earlier parameter of `" + decl.name.name + "`");
+          helpWithTorchDTypeName(diag, ref->name, ref->range);
         } else if ((earlier->kind != p.type &&
                     !(p.type == ast::ScalarKind::Float && earlier->kind == ast::ScalarKind::Int)) ||
                    earlier->options != vp.options || earlier->isTuple()) {
@@ -207,6 +224,18 @@ void Checker::typeSignatures(ModelInfo &model) {
       diags_.report(DiagId::DuplicateDefinition, decl.name.range, decl.name.name);
     std::string sigText;
     llvm::StringSet<> paramNames;
+    for (const ast::Ident &d : decl.dtypeParams) {
+      bool taken = !paramNames.insert(d.name).second ||
+                   llvm::any_of(model.valueParams,
+                                [&](const ValueParamInfo &p) { return p.name == d.name; }) ||
+                   llvm::any_of(model.decl->deviceParams,
+                                [&](const ast::DeviceParam &p) { return p.name.name == d.name; });
+      if (taken)
+        diags_.report(DiagId::DuplicateDefinition, d.range, d.name);
+      fn.dtypeParams.push_back({d.name, internSymbol(d.name)});
+      program_.decls.push_back({d.range, d.name, "dtype", {}, {}, {}});
+    }
+    sigDTypes_ = &fn.dtypeParams;
     for (const ast::FnParam &p : decl.params) {
       if (!paramNames.insert(p.name.name).second)
         diags_.report(DiagId::DuplicateDefinition, p.name.range, p.name.name);
@@ -246,6 +275,19 @@ void Checker::typeSignatures(ModelInfo &model) {
     } else {
       fn.result = Type::voidType();
     }
+    sigDTypes_ = nullptr;
+    for (const FnDTypeParam &d : fn.dtypeParams)
+      if (llvm::none_of(fn.params, [&](const FnParamInfo &p) {
+            return p.type.isTensor() && p.type.dtype.param() == d.atom;
+          })) {
+        auto at =
+            llvm::find_if(decl.dtypeParams, [&](const ast::Ident &i) { return i.name == d.name; });
+        diags_
+            .report(DiagId::UnsupportedFeature, at->range, "a dtype parameter no fn parameter has")
+            .primary("no parameter of `" + fn.name + "` has dtype `" + d.name + "`")
+            .note("each call binds `" + d.name + "` from the dtype of its arguments");
+        fn.valid = false;
+      }
     std::string sig = "fn " + fn.name + "(" + sigText + ")";
     if (decl.result)
       sig += " -> " + fn.result.str();
@@ -358,6 +400,7 @@ void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
   ctx.scopes.emplace_back();
   fn_ = &ctx;
   inFnBody = true;
+  sigDTypes_ = &fn.dtypeParams;
   ctx.firstDecl = program_.decls.size();
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const FnParamInfo &p = fn.params[i];
@@ -383,6 +426,7 @@ void Checker::checkFn(ModelInfo &model, const FnInfo &fn) {
   }
   finishFn();
   inFnBody = false;
+  sigDTypes_ = nullptr;
   fn_ = nullptr;
 }
 

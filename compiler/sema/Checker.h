@@ -60,6 +60,13 @@ struct BoundArg {
   Range range() const { return expr ? expr->range : Range(); }
 };
 
+/// The dtype PyTorch calls `name` (`float16`, `torch.bfloat16`, `half`), for
+/// a help where a .mdl dtype was expected.
+std::optional<ast::DType> dtypeOfTorchName(llvm::StringRef name);
+/// When `name` (written at `at`) is PyTorch's name of a dtype, a help on
+/// `diag` that replaces it with the .mdl dtype (`float16` -> `f16`).
+void helpWithTorchDTypeName(DiagnosticBuilder &diag, llvm::StringRef name, Range at);
+
 /// Whether `body` returns on every path: a `return`, or an `if` with an
 /// `else` whose blocks both do.
 bool alwaysReturns(const std::vector<ast::StmtPtr> &body);
@@ -143,6 +150,13 @@ public:
                                     const ast::Expr &arg, const Value &value);
   void reportUnknownOption(Range at, llvm::StringRef given, const ValueParamInfo &param,
                            llvm::StringRef owner);
+  /// The value of dtype argument `param` of `owner` given as `arg`: a
+  /// floating dtype (its index) or the caller's own dtype parameter.
+  std::optional<Dim> dtypeArgument(const ValueParamInfo &param, llvm::StringRef owner,
+                                   const ast::Expr &arg, const Value &value);
+  /// E0502 for an integer or bool dtype given to dtype parameter `param`.
+  void reportNonFloatDTypeArgument(Range at, llvm::StringRef given, llvm::StringRef param,
+                                   llvm::StringRef owner);
 
   Value checkExpr(const ast::Expr &expr);
   /// `type` with the floor quotients that `model` requires exact
@@ -183,7 +197,7 @@ public:
   /// model's; nullopt when none of these decides.
   std::optional<Device> meetingDevice(llvm::ArrayRef<const Value *> operands);
   std::vector<Edit> toEdits(const ast::Expr &operand, Device target);
-  std::vector<Edit> castEdits(const ast::Expr &operand, ast::DType target);
+  std::vector<Edit> castEdits(const ast::Expr &operand, const ElementType &target);
   /// Edits that place the creation op at `creation` on `device`, in
   /// parentheses unless it stands alone (a let value, an argument).
   std::vector<Edit> placementEdits(Range creation, llvm::StringRef device);
@@ -233,6 +247,12 @@ public:
   std::string letName;
   Value callModelFn(const ast::CallExpr &call, std::shared_ptr<const ModelInstance> instance,
                     const FnInfo &fn, const DeviceOrigin &placement, llvm::StringRef calleeText);
+  /// E0201 for an argument of `call` whose dtype is not the `expected` one of
+  /// the callee's `param`; it points at where both dtypes are written (the
+  /// argument's declaration, the callee's dtype argument) and fixes either.
+  void reportArgumentDTypeMismatch(const ast::CallExpr &call, llvm::StringRef calleeText,
+                                   const ModelInstance &inst, const FnParamInfo &param,
+                                   const Type &expected, const Value &arg);
   bool isBuiltin(llvm::StringRef name) const;
   bool isCreationOp(llvm::StringRef name) const;
   /// E0105 "`callee` takes N arguments, got M" at `at`, with `label` under
@@ -345,6 +365,10 @@ private:
   std::optional<Dim> dimFromExpr(ModelInfo &model, const ast::DimExpr &dim, bool allowLocal,
                                  bool &hasPack);
   std::optional<Device> deviceFromExpr(ModelInfo &model, const ast::DeviceExpr &dev);
+  /// `dtype` in `dtype[n]`: a dtype parameter of `model` or of the fn whose
+  /// signature or body is being checked (`sigDTypes_`); E0101 for any other
+  /// name.
+  std::optional<ElementType> dtypeParamFromName(const ModelInfo &model, const ast::Ident &name);
   std::optional<Type> instanceFromExpr(ModelInfo &model, const ast::Expr &init,
                                        const std::string &name, DeviceOrigin &placement,
                                        bool &pinned);
@@ -360,6 +384,8 @@ public:
   llvm::DenseMap<const ast::Module *, ModuleScope *> scopeByModule_;
   /// The model a model-level expression or fn belongs to.
   ModelInfo *currentModel = nullptr;
+  /// The dtype parameters of the fn whose signature or body is checked.
+  const std::vector<FnDTypeParam> *sigDTypes_ = nullptr;
   bool inFnBody = false;
 };
 

@@ -26,6 +26,23 @@ std::string Device::str() const {
   return "?";
 }
 
+std::optional<ElementType> ElementType::fromDim(Dim value) {
+  if (std::optional<AtomId> atom = value.asAtom())
+    return parameter(*atom);
+  std::optional<int64_t> k = value.asConstant();
+  if (!k || *k < 0 || *k > int64_t(ast::DType::Bool))
+    return std::nullopt;
+  return ElementType(ast::DType(*k));
+}
+
+Dim ElementType::asDim() const {
+  return param_ ? Dim::atom(*param_) : Dim::constant(int64_t(concrete_));
+}
+
+std::string ElementType::str() const {
+  return param_ ? atomName(*param_).str() : ast::dtypeName(concrete_).str();
+}
+
 std::string Shape::str() const {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -61,7 +78,7 @@ std::string ModelInstance::str() const {
   return s;
 }
 
-Type Type::tensor(ast::DType dtype, Shape shape, Device device) {
+Type Type::tensor(ElementType dtype, Shape shape, Device device) {
   Type t(Kind::Tensor);
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -81,7 +98,7 @@ Type Type::device(Device d) {
   return t;
 }
 
-Type Type::dtypeValue(ast::DType d) {
+Type Type::dtypeValue(ElementType d) {
   Type t(Kind::DType);
   t.dtype = d;
   return t;
@@ -146,7 +163,7 @@ std::string Type::str() const {
   case Kind::Void:
     return "()";
   case Kind::Tensor:
-    return ast::dtypeName(dtype).str() + shape.str() + " @ " + dev.str();
+    return dtype.str() + shape.str() + " @ " + dev.str();
   case Kind::Int:
     return "int";
   case Kind::Float:
@@ -202,6 +219,14 @@ Device Substitution::apply(const Device &d) const {
   return d;
 }
 
+ElementType Substitution::apply(const ElementType &e) const {
+  if (std::optional<AtomId> atom = e.param())
+    if (std::optional<Dim> value = lookup(*atom))
+      if (std::optional<ElementType> to = ElementType::fromDim(*value))
+        return *to;
+  return e;
+}
+
 Shape Substitution::apply(const Shape &s) const {
   Shape out;
   out.pack = s.pack;
@@ -218,8 +243,12 @@ Type Substitution::apply(const Type &t) const {
   Type out = t;
   switch (t.kind()) {
   case Type::Kind::Tensor:
+    out.dtype = apply(t.dtype);
     out.shape = apply(t.shape);
     out.dev = apply(t.dev);
+    break;
+  case Type::Kind::DType:
+    out.dtype = apply(t.dtype);
     break;
   case Type::Kind::Int:
   case Type::Kind::Bool:

@@ -15,7 +15,9 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <cassert>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,55 @@ struct Device {
   std::string str() const;
 };
 
+/// The dtype of a tensor type: a concrete dtype (`f32`), or a model's dtype
+/// parameter (`dtype` in `dtype[out, in]` of `model Linear(..., dtype: dtype
+/// = f32)`). Like a device parameter it is rigid while its model is checked
+/// (it equals only itself), and an instance's argument replaces it. A dtype
+/// parameter stands for a floating dtype, so the float-only rules accept it.
+/// Converts from ast::DType, so `t.dtype == ast::DType::Bool` reads as before.
+struct ElementType {
+  ElementType(ast::DType concrete = ast::DType::F32) : concrete_(concrete) {}
+  /// The dtype parameter whose value is the symbol `atom` (ValueParamInfo::atom).
+  static ElementType parameter(AtomId atom) {
+    ElementType e;
+    e.param_ = atom;
+    return e;
+  }
+  /// An instance's value of a dtype parameter: a constant (the dtype's
+  /// index) or the caller's own dtype parameter; nullopt for anything else.
+  static std::optional<ElementType> fromDim(Dim value);
+  /// This dtype as the value of a dtype parameter (see fromDim).
+  Dim asDim() const;
+
+  bool isParam() const { return param_.has_value(); }
+  std::optional<AtomId> param() const { return param_; }
+  /// The dtype, when it is not a parameter.
+  std::optional<ast::DType> concrete() const {
+    return param_ ? std::nullopt : std::optional<ast::DType>(concrete_);
+  }
+  /// The dtype of a type of an instance (CheckedProgram::instantiate), where
+  /// every dtype parameter has its argument.
+  ast::DType instantiated() const {
+    assert(!param_ && "a dtype parameter left in an instantiated type");
+    return concrete_;
+  }
+  bool isFloating() const { return param_ || ast::isFloating(concrete_); }
+  bool isInteger() const { return !param_ && ast::isInteger(concrete_); }
+  /// `f32`, or the parameter's name (`dtype`).
+  std::string str() const;
+  /// For prose: `f32`, or the parameter's name in backticks (`` `dtype` ``).
+  std::string prose() const { return param_ ? "`" + str() + "`" : str(); }
+
+  friend bool operator==(const ElementType &a, const ElementType &b) {
+    return a.param_ == b.param_ && (a.param_ || a.concrete_ == b.concrete_);
+  }
+  friend bool operator!=(const ElementType &a, const ElementType &b) { return !(a == b); }
+
+private:
+  ast::DType concrete_;
+  std::optional<AtomId> param_;
+};
+
 /// A shape: an optional leading pack of batch dims (`...`), then dims.
 struct Shape {
   /// 0: no pack. Otherwise the pack's identity (one per fn signature).
@@ -74,8 +125,9 @@ struct ModelInstance {
   const ModelInfo *model = nullptr;
   llvm::SmallVector<Device, 1> devices;
   /// One per value param of the model (one per element of a tuple param,
-  /// see ValueParamInfo::firstSlot): int, bool (0 or 1) and option (its
-  /// index) arguments as dims; nullopt for float arguments.
+  /// see ValueParamInfo::firstSlot): int, bool (0 or 1), option (its index)
+  /// and dtype (ElementType::asDim) arguments as dims; nullopt for float
+  /// arguments.
   llvm::SmallVector<std::optional<Dim>, 4> values;
   std::string str() const; // "model Linear<cuda:0>"
 };
@@ -103,13 +155,13 @@ public:
   Type() = default;
   static Type error() { return Type(); }
   static Type voidType() { return Type(Kind::Void); }
-  static Type tensor(ast::DType dtype, Shape shape, Device device);
+  static Type tensor(ElementType dtype, Shape shape, Device device);
   static Type integer(std::optional<Dim> value = std::nullopt);
   static Type floating() { return Type(Kind::Float); }
   static Type boolean() { return Type(Kind::Bool); }
   static Type string() { return Type(Kind::String); }
   static Type device(Device d);
-  static Type dtypeValue(ast::DType d);
+  static Type dtypeValue(ElementType d);
   static Type model(std::shared_ptr<const ModelInstance> inst);
   static Type modelList(std::vector<std::shared_ptr<const ModelInstance>> insts);
   /// `count` copies of `inst` (`[layer for _ in 0..count]`).
@@ -127,7 +179,7 @@ public:
   }
 
   // Tensor
-  ast::DType dtype = ast::DType::F32; // also Kind::DType
+  ElementType dtype; // also Kind::DType
   Shape shape;
   Device dev; // also Kind::Device
   // Int: the value when it is known (`in * 2`, `3`). Bool and String: the
@@ -163,7 +215,7 @@ private:
   Kind kind_ = Kind::Error;
 };
 
-/// Dims and devices to substitute into the types of a model (when a caller
+/// Dims, dtypes and devices to substitute into the types of a model (when a caller
 /// uses a submodel, or a model is instantiated with concrete arguments).
 struct Substitution {
   const ast::ModelDecl *model = nullptr;
@@ -177,6 +229,7 @@ struct Substitution {
   std::optional<Dim> lookup(AtomId atom) const;
   Dim apply(Dim d) const;
   Device apply(const Device &d) const;
+  ElementType apply(const ElementType &e) const;
   Shape apply(const Shape &s) const;
   Type apply(const Type &t) const;
 };

@@ -166,7 +166,8 @@ TEST(BuiltinsTest, CreationAndConversion) {
   EXPECT_EQ(type("x: f32[B, n]", "x + zeros([B, n])"), "f32[B, n] @ D");
   EXPECT_EQ(type("x: f32[B, n]", "cast(x, f16)"), "f16[B, n] @ D");
   EXPECT_EQ(type("x: f32[B, n]", "x.to(cuda:1)"), "f32[B, n] @ cuda:1");
-  EXPECT_EQ(type("x: f32[B, n]", "x.to(f16)"), "error: E0502");
+  EXPECT_EQ(type("x: f32[B, n]", "x.to(f16)"), "f16[B, n] @ D");
+  EXPECT_EQ(type("x: f32[B, n]", "x.to(3)"), "error: E0502");
 }
 
 TEST(BuiltinsTest, ArgumentBinding) {
