@@ -34,7 +34,7 @@ TensorType fromInternal(const sema::Type &type) {
   result.isTensor = type.isTensor();
   if (!result.isTensor)
     return result;
-  result.dtype = fromRuntime(*runtime::dtypeFromName(ast::dtypeName(type.dtype)));
+  result.dtype = fromRuntime(*runtime::dtypeFromName(ast::dtypeName(type.dtype.instantiated())));
   for (sema::Dim d : type.shape.dims)
     result.shape.push_back(fromInternal(d));
   result.device =
@@ -97,6 +97,9 @@ Result<std::string> argsText(const ModelArgs &args) {
         return fail<std::string>("invalid option '" + value.stringValue() +
                                  "' for model argument '" + name + "'");
       text = value.stringValue();
+      break;
+    case ArgValue::Kind::DType:
+      text = dtypeName(value.dtypeValue());
       break;
     }
     parts.push_back(name + "=" + text);

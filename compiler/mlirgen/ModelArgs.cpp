@@ -268,6 +268,25 @@ llvm::Expected<ConcreteModel> mlirgen::instantiateModel(const sema::CheckedProgr
       ints.push_back(value);
       continue;
     }
+    if (p.kind == ast::ScalarKind::DType) {
+      // `dtype=bf16`: the dtype's index (sema::ElementType::asDim).
+      int64_t value = 0;
+      if (it != given.end()) {
+        std::optional<ast::DType> dtype = ast::dtypeFromName(it->second);
+        if (!dtype || !ast::isFloating(*dtype))
+          return argError("model argument '" + p.name + "' must be a floating dtype (f16, bf16, " +
+                          "f32 or f64), got '" + it->second + "'");
+        value = int64_t(*dtype);
+      } else if (p.defaultInt) {
+        value = *p.defaultInt;
+      } else if (p.defaultParam) {
+        value = ints[model->valueParams[*p.defaultParam].firstSlot];
+      } else {
+        return missingArg(*model, p.name);
+      }
+      ints.push_back(value);
+      continue;
+    }
     if (p.kind == ast::ScalarKind::Int) {
       int64_t value = 0;
       if (it != given.end()) {

@@ -53,12 +53,14 @@ struct CompileOptions {
 MODELC_API std::string defaultStdlibDir();
 
 /// A value argument of a model: an int, a float, a bool, an option string
-/// (`{"activation", "gelu"}` for `activation: "relu" | "gelu"`) or a tuple
-/// of ints (`{"kernel_size", ArgValue::ints({1, 7})}` for
-/// `kernel_size: (int, int)`; an int gives every element).
+/// (`{"activation", "gelu"}` for `activation: "relu" | "gelu"`), a tuple of
+/// ints (`{"kernel_size", ArgValue::ints({1, 7})}` for
+/// `kernel_size: (int, int)`; an int gives every element) or a dtype
+/// (`{"dtype", DType::BF16}` for `dtype: dtype = f32`; the string "bf16"
+/// works too).
 class ArgValue {
 public:
-  enum class Kind { Int, Float, Bool, String, Ints };
+  enum class Kind { Int, Float, Bool, String, Ints, DType };
   ArgValue(int v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long v) : kind_(Kind::Int), int_(v) {}
   ArgValue(long long v) : kind_(Kind::Int), int_(v) {}
@@ -66,6 +68,7 @@ public:
   ArgValue(bool v) : kind_(Kind::Bool), bool_(v) {}
   ArgValue(const char *v) : kind_(Kind::String), string_(v) {}
   ArgValue(std::string v) : kind_(Kind::String), string_(std::move(v)) {}
+  ArgValue(DType v) : kind_(Kind::DType), dtype_(v) {}
   static ArgValue ints(std::vector<int64_t> values) {
     ArgValue v(0);
     v.kind_ = Kind::Ints;
@@ -78,6 +81,7 @@ public:
   double floatValue() const { return float_; }
   bool boolValue() const { return bool_; }
   const std::string &stringValue() const { return string_; }
+  DType dtypeValue() const { return dtype_; }
 
 private:
   Kind kind_;
@@ -86,6 +90,7 @@ private:
   bool bool_ = false;
   std::string string_;
   std::vector<int64_t> ints_;
+  DType dtype_ = DType::F32;
 };
 
 /// Value arguments by name, e.g. {{"in", 784}, {"eps", 1e-5}}; left-out

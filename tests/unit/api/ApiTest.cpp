@@ -284,6 +284,45 @@ TEST(ApiRun, TupleArgumentsTakeIntsOrPairs) {
       << wrong.errorText();
 }
 
+TEST(ApiRun, DtypeArguments) {
+  // A model written over its dtype: the argument (a DType or its name)
+  // sets the dtype of the state and of the entry fn.
+  constexpr const char *kLin = R"mdl(
+model Lin<D: device>(in: int, out: int, dtype: dtype = f32) {
+  param weight: dtype[out, in]
+  fn forward(x: f32[B, in] @ D) -> f32[B, out] @ D {
+    return (x.to(dtype) @ weight.T).to(f32)
+  }
+}
+)mdl";
+  Result<Program> program = Program::compileString(kLin, "lin.mdl");
+  ASSERT_TRUE(program) << program.errorText();
+  for (ArgValue dtype : {ArgValue(DType::BF16), ArgValue("bf16")}) {
+    Result<Model> model =
+        program->instantiate("Lin", Device::cpu(), {{"in", 2}, {"out", 3}, {"dtype", dtype}});
+    ASSERT_TRUE(model) << model.errorText();
+    ASSERT_EQ(model->state().size(), 1u);
+    EXPECT_EQ(model->state()[0].type.dtype, DType::BF16);
+    EXPECT_EQ(model->state()[0].type.text, "bf16[3, 2] @ cpu");
+    // f32 weights do not fit a bf16 instance.
+    std::string weights = safetensors({{"weight", {3, 2}, {1, 2, 3, 4, 5, 6}}});
+    Status loaded = model->loadWeightsFromMemory(weights.data(), weights.size(), "w.safetensors");
+    ASSERT_FALSE(loaded);
+    EXPECT_EQ(loaded.diagnostics().at(0).code, "E0607");
+  }
+  Result<Model> f32 = program->instantiate("Lin", Device::cpu(), {{"in", 2}, {"out", 3}});
+  ASSERT_TRUE(f32) << f32.errorText();
+  EXPECT_EQ(f32->state()[0].type.dtype, DType::F32);
+  for (ArgValue bad : {ArgValue(DType::I64), ArgValue("half")}) {
+    Result<Model> model =
+        program->instantiate("Lin", Device::cpu(), {{"in", 2}, {"out", 3}, {"dtype", bad}});
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.errorText().find("must be a floating dtype (f16, bf16, f32 or f64)"),
+              std::string::npos)
+        << model.errorText();
+  }
+}
+
 TEST(ApiRun, OneCompilationServesEveryBatchSize) {
   Model model = tinyModel();
   Result<Function> forward = model.compile();

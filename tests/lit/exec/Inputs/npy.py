@@ -5,7 +5,9 @@
                                           (or "scalar"); VALUES comma-separated, or
                                           "iota" (0, 1, 2, ...) or "iota/K" (i / K)
     npy.py print FILE                     dtype, shape, then every value (%.6g)
-    npy.py safetensors OUT NAME=FILE.npy...   bundle arrays into a .safetensors file
+    npy.py safetensors OUT NAME=FILE.npy...   bundle arrays into a .safetensors file;
+                                          NAME=FILE.npy:bf16 stores an f32 array as
+                                          BF16 (rounded to nearest even)
     npy.py compare ACTUAL EXPECTED [ABS [REL]]
         Parity check: max |a - b| <= ABS (default 1e-4) and the normalised error
         max |a - b| / max |b| <= REL (default 1e-5), both over the whole tensor.
@@ -78,10 +80,19 @@ def safetensors(out, pairs):
     header, blobs, offset = {}, [], 0
     for pair in pairs:
         name, path = pair.split("=", 1)
+        path, _, convert = path.partition(":")
         dtype, shape, values = read(path)
         _, fmt, size = CODES[dtype]
         blob = struct.pack("<%d%s" % (len(values), fmt), *values)
-        header[name] = {"dtype": names[dtype], "shape": list(shape),
+        stored = names[dtype]
+        if convert == "bf16" and dtype == "f32":
+            words = struct.unpack("<%dI" % len(values), blob)
+            blob = struct.pack("<%dH" % len(values),
+                               *(((w + 0x7FFF + ((w >> 16) & 1)) >> 16) & 0xFFFF for w in words))
+            stored = "BF16"
+        elif convert:
+            sys.exit("npy.py: cannot store %s as %s" % (dtype, convert))
+        header[name] = {"dtype": stored, "shape": list(shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
