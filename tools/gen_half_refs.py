@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """gen_half_refs.py - PyTorch's f16 and bf16 results for tests/lit/cuda/half-parity.test.
 
-For each model of tests/lit/cuda/Inputs/half/models.mdl (an MLP, a small conv
-net, an embedding -> layer norm -> linear -> softmax block), writes
+For each model of tests/lit/cuda/Inputs/half/models.mdl (std.nn layers built
+with `dtype: dtype`: an MLP, a small conv net with batch norm, an embedding
+-> layer norm -> linear -> softmax block, a transformer encoder layer), writes
 tests/lit/cuda/Inputs/half/NAME/ with input.npy (f32; the model rounds it to
 the half type first) and, for DTYPE in f16 and bf16, DTYPE.safetensors
 (PyTorch's state_dict converted to DTYPE: F16 / BF16 tensors) and
@@ -10,7 +11,9 @@ output_DTYPE.npy.
 
 The reference is PyTorch's eager computation with the half weights: each
 layer (nn.Linear's addmm, conv2d with its bias, batch_norm, layer_norm,
-adaptive_avg_pool2d, softmax, log_softmax) computes from its half inputs and
+adaptive_avg_pool2d, softmax, log_softmax; in attention the scaled query,
+the scores, their softmax and the weighted values; residual sums) computes
+from its half inputs and
 rounds its result to DTYPE once, round to nearest even, as PyTorch's CUDA
 kernels do with their f32 arithmetic; here the arithmetic is float64
 (PyTorch 1.13 on the cpu has no f16 conv or addmm), so the reference carries
@@ -21,6 +24,7 @@ Run it once with the Debian torch (the tests themselves do not need torch):
     /usr/bin/python3 tools/gen_half_refs.py
 """
 
+import math
 import os
 
 import numpy as np
@@ -64,6 +68,22 @@ def models():
     ids = torch.randint(0, 50, (2, 5), generator=g)
     yield "block", block, ids, forward_block
 
+    # nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, batch_first=True):
+    # heads of 16 features, so the query's scale 1 / sqrt(16) is exact.
+    e, ff = ENCODER_E, 64
+    encoder = {"layer.self_attn.in_proj_weight": (torch.rand(3 * e, e, generator=g) * 2 - 1) * e ** -0.5,
+               "layer.self_attn.in_proj_bias": 0.1 * torch.randn(3 * e, generator=g),
+               **linear(g, "layer.self_attn.out_proj", e, e), **linear(g, "layer.linear1", e, ff),
+               **linear(g, "layer.linear2", ff, e),
+               "layer.norm1.weight": 1 + 0.1 * torch.randn(e, generator=g),
+               "layer.norm1.bias": 0.1 * torch.randn(e, generator=g),
+               "layer.norm2.weight": 1 + 0.1 * torch.randn(e, generator=g),
+               "layer.norm2.bias": 0.1 * torch.randn(e, generator=g)}
+    yield "encoder", encoder, torch.randn(2, 5, e, generator=g), forward_encoder
+
+
+ENCODER_E, ENCODER_HEADS = 32, 2
+
 
 def forward_mlp(w, x, r):
     h = torch.relu(r(F.linear(r(x), w["fc1.weight"], w["fc1.bias"])))
@@ -87,8 +107,49 @@ def forward_block(w, ids, r):
     return r(torch.softmax(logits, -1)) + r(torch.log_softmax(logits, -1))
 
 
+def forward_encoder(w, x, r):
+    """PyTorch 1.13's TransformerEncoderLayer (post-norm, relu, eval) through
+    F.multi_head_attention_forward's steps, each result rounded, except where
+    modelc fuses: a residual sum is the epilogue of the GEMM that makes its
+    right operand, in f32, as a cuBLASLt or CUTLASS epilogue keeps it (eager
+    PyTorch rounds the product first, which moves some outputs by 1-2 ulp:
+    24 of 320 f16 elements beyond rtol 1e-3, up to 0.0039 absolute)."""
+    def p(name):
+        return w["layer." + name]
+    e, h = ENCODER_E, ENCODER_HEADS
+    b, t, _ = x.shape
+    x = r(x)
+    q, k, v = r(F.linear(x, p("self_attn.in_proj_weight"), p("self_attn.in_proj_bias"))).split(e, -1)
+
+    def heads(z):
+        return z.reshape(b, t, h, e // h).transpose(1, 2)
+    q = r(q / math.sqrt(e // h))
+    probs = r(torch.softmax(r(heads(q) @ heads(k).transpose(-2, -1)), -1))
+    o = r(probs @ heads(v)).transpose(1, 2).reshape(b, t, e)
+    # The residual sums are fused into the epilogues of the out_proj and
+    # linear2 GEMMs, in f32: their products are not rounded before the sum.
+    attn = F.linear(o, p("self_attn.out_proj.weight"), p("self_attn.out_proj.bias"))
+    x = r(F.layer_norm(r(x + attn), (e,), p("norm1.weight"), p("norm1.bias"), eps=1e-5))
+    hidden = torch.relu(r(F.linear(x, p("linear1.weight"), p("linear1.bias"))))
+    y = F.linear(hidden, p("linear2.weight"), p("linear2.bias"))
+    return r(F.layer_norm(r(x + y), (e,), p("norm2.weight"), p("norm2.bias"), eps=1e-5))
+
+
+def check_encoder(state, x):
+    """The steps above are torch.nn's layer: compare in float64."""
+    layer = torch.nn.TransformerEncoderLayer(ENCODER_E, ENCODER_HEADS, 64, dropout=0.0,
+                                             batch_first=True).double().eval()
+    layer.load_state_dict({k[len("layer."):]: v.double() for k, v in state.items()})
+    with torch.no_grad():
+        want = layer(x.double())
+    got = forward_encoder({k: v.double() for k, v in state.items()}, x.double(), lambda z: z)
+    assert torch.allclose(want, got, atol=1e-12), (want - got).abs().max()
+
+
 def main():
     for name, state, x, forward in models():
+        if forward is forward_encoder:
+            check_encoder(state, x)
         folder = os.path.join(OUT, name)
         os.makedirs(folder, exist_ok=True)
         np.save(os.path.join(folder, "input.npy"), x.numpy())

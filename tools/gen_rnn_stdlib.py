@@ -47,7 +47,8 @@ LSTM_DOC = """\
 /// `batch_first` defaults to true here (PyTorch: false); with
 /// `batch_first: false`, x and output are [T, B, ...] as in PyTorch (h_n
 /// and c_n are [D * num_layers, B, hidden_size] either way). `dropout`
-/// (between layers) is the identity in eval mode."""
+/// (between layers) is the identity in eval mode. `dtype` is the dtype of
+/// the weights, inputs and states (PyTorch's `dtype=`)."""
 
 GRU_DOC = """\
 /// torch.nn.GRU(input_size, hidden_size, num_layers, bias, batch_first,
@@ -67,7 +68,8 @@ GRU_DOC = """\
 /// - `last(x)` is h_n[-1].
 /// `batch_first` defaults to true here (PyTorch: false); with
 /// `batch_first: false`, x and output are [T, B, ...] as in PyTorch.
-/// `dropout` (between layers) is the identity in eval mode."""
+/// `dropout` (between layers) is the identity in eval mode. `dtype` is the
+/// dtype of the weights, inputs and state (PyTorch's `dtype=`)."""
 
 
 class Rnn:
@@ -97,16 +99,16 @@ def state_decls(rnn):
                 w(ind + "if bidirectional {")
                 inner = ind + "  "
             if k == 0:
-                w(inner + "param weight_ih_l0%s: f32[%s, input_size]" % (sfx, rnn.g))
+                w(inner + "param weight_ih_l0%s: dtype[%s, input_size]" % (sfx, rnn.g))
             else:
                 # Layer k's input is layer k - 1's output: both directions
                 # side by side when bidirectional.
-                w(inner + "param weight_ih_l%d%s: f32[%s, (1 + bidirectional) * hidden_size]"
+                w(inner + "param weight_ih_l%d%s: dtype[%s, (1 + bidirectional) * hidden_size]"
                   % (k, sfx, rnn.g))
-            w(inner + "param weight_hh_l%d%s: f32[%s, hidden_size]" % (k, sfx, rnn.g))
+            w(inner + "param weight_hh_l%d%s: dtype[%s, hidden_size]" % (k, sfx, rnn.g))
             w(inner + "if bias {")
-            w(inner + "  param bias_ih_l%d%s: f32[%s]" % (k, sfx, rnn.g))
-            w(inner + "  param bias_hh_l%d%s: f32[%s]" % (k, sfx, rnn.g))
+            w(inner + "  param bias_ih_l%d%s: dtype[%s]" % (k, sfx, rnn.g))
+            w(inner + "  param bias_hh_l%d%s: dtype[%s]" % (k, sfx, rnn.g))
             w(inner + "}")
             if sfx:
                 w(ind + "}")
@@ -122,14 +124,14 @@ BATCH = "batch_first * B + (1 - batch_first) * T"
 
 def sig_types(rnn):
     """The output's and h_n's types in the public fns (x: [B, T, I])."""
-    out_t = "f32[B, T, (1 + bidirectional) * hidden_size] @ D"
-    state_t = "f32[(1 + bidirectional) * num_layers, %s, hidden_size] @ D" % BATCH
+    out_t = "dtype[B, T, (1 + bidirectional) * hidden_size] @ D"
+    state_t = "dtype[(1 + bidirectional) * num_layers, %s, hidden_size] @ D" % BATCH
     return out_t, state_t
 
 
 def layer_state_type():
     """h_n's type in `layers`, whose x is always batch first."""
-    return "f32[(1 + bidirectional) * num_layers, B, hidden_size] @ D"
+    return "dtype[(1 + bidirectional) * num_layers, B, hidden_size] @ D"
 
 
 def layer_call(rnn, k, sfx, source, ind, dirs, bias):
@@ -142,7 +144,7 @@ def layer_call(rnn, k, sfx, source, ind, dirs, bias):
     if bias:
         biases = "bias_ih_l%d%s, bias_hh_l%d%s" % (k, sfx, k, sfx)
     else:
-        biases = "zeros([%s]), zeros([%s])" % (rnn.g, rnn.g)
+        biases = "zeros([%s], dtype: dtype), zeros([%s], dtype: dtype)" % (rnn.g, rnn.g)
     line = ind + "let %s = %s(%s, weight_ih_l%d%s, weight_hh_l%d%s, %s, %s)" % (
         names, fn, source, k, sfx, k, sfx, biases, state_args)
     return [line], tag, slot
@@ -153,10 +155,10 @@ def layers_body(rnn, dirs, bias, ind):
     lines = []
     w = lines.append
     size = "2 * num_layers" if dirs == 2 else "num_layers"
-    w(ind + "let h_n = zeros([%s, B, hidden_size])" % size)
+    w(ind + "let h_n = zeros([%s, B, hidden_size], dtype: dtype)" % size)
     if rnn.has_cell:
-        w(ind + "let c_n = zeros([%s, B, hidden_size])" % size)
-    w(ind + "let out = zeros([B, T, %s])" % ("2 * hidden_size" if dirs == 2 else "hidden_size"))
+        w(ind + "let c_n = zeros([%s, B, hidden_size], dtype: dtype)" % size)
+    w(ind + "let out = zeros([B, T, %s], dtype: dtype)" % ("2 * hidden_size" if dirs == 2 else "hidden_size"))
     for k in range(MAX_LAYERS):
         kind = ind
         if k > 0:
@@ -192,7 +194,7 @@ def layers_fn(rnn):
     result = "(%s, %s%s)" % (out_t, state_t, ", " + state_t if rnn.has_cell else "")
     w("  /// Every layer in turn over batch-first [B, T, input_size], from the")
     w("  /// initial states; the output and the final states.")
-    w("  fn layers(x: f32[B, T, input_size] @ D, h_0: %s%s) -> %s {" % (state_t, cell_param, result))
+    w("  fn layers(x: dtype[B, T, input_size] @ D, h_0: %s%s) -> %s {" % (state_t, cell_param, result))
     # Each branch returns, with an explicit `else`, so the checker knows
     # the arguments on every path.
     for dirs in (2, 1):
@@ -225,7 +227,8 @@ def model_text(rnn):
     lines = [rnn.doc]
     w = lines.append
     w("model %s<D: device>(input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = true, "
-      "batch_first: bool = true, dropout: float = 0.0, bidirectional: bool = false) {" % rnn.name)
+      "batch_first: bool = true, dropout: float = 0.0, bidirectional: bool = false, "
+      "dtype: dtype = f32) {" % rnn.name)
     w('  assert num_layers >= 1 and num_layers <= %d, "std.nn\'s %s has 1 to %d layers"'
       % (MAX_LAYERS, rnn.name, MAX_LAYERS))
     lines.extend(state_decls(rnn))
@@ -234,24 +237,24 @@ def model_text(rnn):
     unpacked = "(out, h_n, c_n)" if rnn.has_cell else "(out, h_n)"
     w("  /// PyTorch's `output`: [B, T, (1 + bidirectional) * hidden_size]")
     w("  /// ([T, B, ...] with `batch_first: false`).")
-    w("  fn forward(x: f32[B, T, input_size] @ D) -> %s {" % out_t)
+    w("  fn forward(x: dtype[B, T, input_size] @ D) -> %s {" % out_t)
     w("    let %s = forward_state(x)" % unpacked)
     w("    return out")
     w("  }")
     w("")
     w("  /// PyTorch's `output, %s` from zero initial states." %
       ("(h_n, c_n)" if rnn.has_cell else "h_n"))
-    w("  fn forward_state(x: f32[B, T, input_size] @ D) -> %s {" % tuple_t)
+    w("  fn forward_state(x: dtype[B, T, input_size] @ D) -> %s {" % tuple_t)
     lines.extend(batch_first_dispatch(rnn, "layers_from_zeros(%s)"))
     w("  }")
     w("")
     layer_tuple_t = "(%s, %s%s)" % (out_t, layer_state_type(),
                                    ", " + layer_state_type() if rnn.has_cell else "")
     w("  /// `layers` from zero initial states.")
-    w("  fn layers_from_zeros(x: f32[B, T, input_size] @ D) -> %s {" % layer_tuple_t)
+    w("  fn layers_from_zeros(x: dtype[B, T, input_size] @ D) -> %s {" % layer_tuple_t)
     for dirs in (2, 1):
         size = "2 * num_layers" if dirs == 2 else "num_layers"
-        z = "zeros([%s, B, hidden_size])" % size
+        z = "zeros([%s, B, hidden_size], dtype: dtype)" % size
         w("    if bidirectional {" if dirs == 2 else "    } else {")
         w("      return layers(x, %s%s)" % (z, ", " + z if rnn.has_cell else ""))
     w("    }")
@@ -261,13 +264,13 @@ def model_text(rnn):
     w("  /// PyTorch's `%s(x, %s)`: from the initial states given,"
       % (rnn.name.lower(), "(h_0, c_0)" if rnn.has_cell else "h_0"))
     w("  /// [(1 + bidirectional) * num_layers, B, hidden_size].")
-    w("  fn forward_from(x: f32[B, T, input_size] @ D, h_0: %s%s) -> %s {" % (state_t, cell_param, tuple_t))
+    w("  fn forward_from(x: dtype[B, T, input_size] @ D, h_0: %s%s) -> %s {" % (state_t, cell_param, tuple_t))
     args = "h_0, c_0" if rnn.has_cell else "h_0"
     lines.extend(batch_first_dispatch(rnn, "layers(%%s, %s)" % args))
     w("  }")
     w("")
     w("  /// h_n[-1]: the last layer's final hidden state, [batch, hidden_size].")
-    w("  fn last(x: f32[B, T, input_size] @ D) -> f32[%s, hidden_size] @ D {" % BATCH)
+    w("  fn last(x: dtype[B, T, input_size] @ D) -> dtype[%s, hidden_size] @ D {" % BATCH)
     w("    let %s = forward_state(x)" % unpacked)
     w("    return h_n[-1]")
     w("  }")
@@ -292,12 +295,12 @@ def run_fns(rnn):
             w("  /// One layer over [B, T, I] from h_0%s, PyTorch's gates; the output" %
               (" and c_0" if rnn.has_cell else ""))
             w("  /// at every step and the final state%s." % ("s" if rnn.has_cell else ""))
-        params = ("x: f32[B, T, I] @ D, w_ih: f32[%s, I] @ D, w_hh: f32[%s, %s] @ D, "
-                  "b_ih: f32[%s] @ D, b_hh: f32[%s] @ D, h_0: f32[B, %s] @ D" % (g, g, H, g, g, H))
-        result = "(f32[B, T, %s] @ D, f32[B, %s] @ D" % (H, H)
+        params = ("x: dtype[B, T, I] @ D, w_ih: dtype[%s, I] @ D, w_hh: dtype[%s, %s] @ D, "
+                  "b_ih: dtype[%s] @ D, b_hh: dtype[%s] @ D, h_0: dtype[B, %s] @ D" % (g, g, H, g, g, H))
+        result = "(dtype[B, T, %s] @ D, dtype[B, %s] @ D" % (H, H)
         if rnn.has_cell:
-            params += ", c_0: f32[B, %s] @ D" % H
-            result += ", f32[B, %s] @ D" % H
+            params += ", c_0: dtype[B, %s] @ D" % H
+            result += ", dtype[B, %s] @ D" % H
         result += ")"
         w("  fn %s(%s) -> %s {" % (name, params, result))
         w("    // The input half of every step's gates in one product.")
@@ -305,7 +308,7 @@ def run_fns(rnn):
         w("    let h = h_0")
         if rnn.has_cell:
             w("    let c = c_0")
-        w("    let out = zeros([B, T, %s])" % H)
+        w("    let out = zeros([B, T, %s], dtype: dtype)" % H)
         w("    for t in 0..T {")
         step = "s"
         if reverse:

@@ -104,13 +104,15 @@ TEST(InstantiateTest, GenericSignaturesAreRecorded) {
   EXPECT_EQ(lenet->submodels[0].name, "conv1");
   EXPECT_EQ(lenet->submodels[0].type.str(), "model Conv2d<D>");
   EXPECT_EQ(lenet->fns[0].result.str(), "f32[B, classes] @ D");
-  // The stdlib's Conv2d keeps its output size symbolic.
+  // The stdlib's Conv2d keeps its output size symbolic, and its dtype the
+  // parameter `dtype`.
   const ModelInfo *conv = c.program().findModel("Conv2d");
   ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->fns[0].result.str(),
-            "f32[N, out_channels, (-dilation[0]*kernel_size[0] + H + dilation[0] + 2*padding[0] - "
-            "1)/stride[0] + 1, (-dilation[1]*kernel_size[1] + W + dilation[1] + 2*padding[1] - "
-            "1)/stride[1] + 1] @ D");
+  EXPECT_EQ(
+      conv->fns[0].result.str(),
+      "dtype[N, out_channels, (-dilation[0]*kernel_size[0] + H + dilation[0] + 2*padding[0] - "
+      "1)/stride[0] + 1, (-dilation[1]*kernel_size[1] + W + dilation[1] + 2*padding[1] - "
+      "1)/stride[1] + 1] @ D");
 }
 
 } // namespace

@@ -164,7 +164,7 @@ TEST(ModelsTest, SubmodelArgumentsAreChecked) {
   EXPECT_EQ(checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n) }").codes(),
             std::vector<std::string>{"E0107"});
   EXPECT_EQ(
-      checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, n, true, n) }")
+      checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, n, true, f32, n) }")
           .codes(),
       std::vector<std::string>{"E0105"});
   EXPECT_EQ(checkSource("import std.nn\nmodel M<D: device>(n: int) { l = nn.Linear(n, size: n) }")
