@@ -147,6 +147,22 @@ def scalar_text(value):
     return None
 
 
+def layer_dtype(module, loc):
+    """The .mdl dtype of a torch.nn layer's floating parameters and buffers
+    (PyTorch's dtype= of the layer, or what .half() / .to(torch.bfloat16)
+    made them): "f32" for a layer without any."""
+    dtypes = {t.dtype for t in list(module.parameters()) + list(module.buffers())
+              if t.is_floating_point()}
+    if len(dtypes) > 1:
+        raise unsupported("`nn.%s` with %s weights" % (
+            type(module).__name__, " and ".join(sorted(DTYPES.get(d, str(d)) for d in dtypes))),
+            loc, help_text="give all of its parameters and buffers one dtype (`.to(dtype)`)")
+    dtype = next(iter(dtypes), torch.float32)
+    if dtype not in DTYPES:
+        raise unsupported("`nn.%s` with %s weights" % (type(module).__name__, dtype), loc)
+    return DTYPES[dtype]
+
+
 def single(value, what):
     """An int, or a tuple of equal ints, as one int (square kernels)."""
     if isinstance(value, (tuple, list)):
@@ -437,6 +453,10 @@ class ModelEmitter:
                 name, args = self.stateless_placeholder(module)
             else:
                 return None
+        dtype = layer_dtype(module, loc)
+        if dtype != "f32" and name.startswith("nn."):
+            # nn.Linear(4, 3, dtype=torch.float16), or a layer after .half()
+            args += "%sdtype: %s" % (", " if args else "", dtype)
         self.require_std_nn(name, args, loc)
         return "%s%s(%s)" % (name, suffix, args)
 
