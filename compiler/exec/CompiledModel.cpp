@@ -98,11 +98,8 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
 
 llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef<EntryInput> inputs,
                                                                   DiagnosticEngine &diags) const {
-  std::optional<BoundSignature> sig;
-  if (signature_)
-    sig = signature_->bind(inputs);
-  if (!sig)
-    sig = checkInputs(model_, options_.fnName, inputs, diags);
+  std::optional<BoundSignature> sig =
+      PreparedSignature::bindOrCheck(signature_, model_, options_.fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
   for (const auto &[atom, extent] : options_.staticDims)

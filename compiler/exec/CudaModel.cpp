@@ -111,11 +111,8 @@ CudaModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &so
 llvm::Expected<std::optional<Results>> CudaModel::callResults(llvm::ArrayRef<EntryInput> inputs,
                                                               DiagnosticEngine &diags,
                                                               cudaexec::Residency residency) const {
-  std::optional<BoundSignature> sig;
-  if (signature)
-    sig = signature->bind(inputs);
-  if (!sig)
-    sig = checkInputs(model, fnName, inputs, diags);
+  std::optional<BoundSignature> sig =
+      PreparedSignature::bindOrCheck(signature, model, fnName, inputs, diags);
   if (!sig)
     return std::nullopt;
   std::vector<runtime::Tensor> tensors;

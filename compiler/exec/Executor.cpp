@@ -470,6 +470,16 @@ std::optional<BoundSignature> PreparedSignature::bind(llvm::ArrayRef<EntryInput>
   return sig;
 }
 
+std::optional<BoundSignature>
+PreparedSignature::bindOrCheck(const std::optional<PreparedSignature> &prepared,
+                               const mlirgen::ConcreteModel &model, llvm::StringRef fnName,
+                               llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) {
+  if (prepared)
+    if (std::optional<BoundSignature> sig = prepared->bind(inputs))
+      return sig;
+  return checkInputs(model, fnName, inputs, diags);
+}
+
 llvm::Expected<std::optional<runtime::Tensor>>
 exec::onlyResult(llvm::Expected<std::optional<Results>> results, llvm::StringRef fnName) {
   if (!results)

@@ -103,6 +103,12 @@ public:
   /// What `inputs` bind, as checkInputs computes it; nullopt when they do
   /// not fit the signature (checkInputs then reports why).
   std::optional<BoundSignature> bind(llvm::ArrayRef<EntryInput> inputs) const;
+  /// bind() through `prepared` when there is one and the inputs fit, else
+  /// checkInputs (which reports what does not fit): what a compiled fn's
+  /// call runs.
+  static std::optional<BoundSignature>
+  bindOrCheck(const std::optional<PreparedSignature> &prepared, const mlirgen::ConcreteModel &model,
+              llvm::StringRef fnName, llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags);
 
 private:
   struct ResultDim {
