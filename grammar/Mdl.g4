@@ -25,7 +25,9 @@ tupleType  : '(' scalarType (',' scalarType)+ ','? ')' ;
 
 member
   : (PARAM | BUFFER) IDENT ':' type ('=' expr)?   # stateMember
-  | IDENT '=' expr                                 # submodelMember
+  // `rest = [Layer(...) for k in 1..n] as "{}_l{k}"`: the submodel's state
+  // names (`as` is contextual).
+  | IDENT '=' expr (IDENT STRING_LIT)?             # submodelMember
   | FN IDENT fnDTypes? '(' (fnParam (',' fnParam)*)? ')' ('->' resultType)? block  # fnMember
   | memberIf                                       # ifMember
   | ASSERT expr (',' STRING_LIT)?                  # assertMember  // on value arguments

@@ -456,9 +456,17 @@ struct StateDecl {
 };
 
 /// `fc1 = nn.Linear(in, hidden)` in a model body.
+/// `as "{}_l{k}"` after a submodel declaration: the template of its state's
+/// names in the weights file; `{}` is the name inside the submodel.
+struct StateNameTemplate {
+  std::string text; // the string's value
+  Range range;      // of the string literal
+};
+
 struct SubmodelDecl {
   Ident name;
   ExprPtr init;
+  std::optional<StateNameTemplate> stateNames;
   std::vector<MemberGuard> guards; // all must hold for the submodel to exist
   std::string doc;
   Range range;

@@ -19,14 +19,15 @@ namespace modelc::mlirgen::detail {
 //===----------------------------------------------------------------------===//
 
 ModelFrame *Generator::child(ModelFrame &parent, const std::string &name,
-                             std::shared_ptr<const sema::ModelInstance> inst,
-                             const ast::Expr *init) {
+                             std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init,
+                             const sema::StateAffixes &affixes) {
   std::unique_ptr<ModelFrame> &slot = parent.children[name];
   if (slot)
     return slot.get();
   slot = std::make_unique<ModelFrame>();
   slot->instance = std::move(inst);
-  slot->prefix = parent.prefix + name + ".";
+  slot->prefix = parent.prefix + affixes.prefix;
+  slot->suffix = parent.suffix + affixes.suffix;
   // Float and bool arguments: given in the submodel's construction, else
   // their literal defaults.
   const ast::ModelDecl *decl = slot->info().decl;
@@ -185,7 +186,8 @@ GenValue Generator::genCall(const ast::CallExpr &call, Scope &scope,
     if (const sema::ExprInfo *info = program.typeOf(created))
       if (info->type.kind() == sema::Type::Kind::Model && info->type.instance) {
         sema::Type t = frame.subst().apply(info->type);
-        ModelFrame *inst = child(frame, created->range.text().str(), t.instance, created);
+        std::string name = created->range.text().str();
+        ModelFrame *inst = child(frame, name, t.instance, created, {name + ".", ""});
         return callModel(*inst, "forward", call, nullptr, scope);
       }
   return unsupported(call.callee->range, "calling this expression");

@@ -183,9 +183,9 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
   const sema::ModelInfo &info = frame.info();
   if (const sema::StateInfo *s = info.findState(name.name)) {
     (void)s;
-    auto it = stateArgs.find(frame.prefix + name.name);
+    auto it = stateArgs.find(frame.stateKey(name.name));
     if (it == stateArgs.end())
-      return unsupported(name.range, "state `" + frame.prefix + name.name + "` with no argument");
+      return unsupported(name.range, "state `" + frame.stateKey(name.name) + "` with no argument");
     return GenValue::ofTensor(it->second);
   }
   if (const sema::SubmodelInfo *sub = info.findSubmodel(name.name, frame.subst())) {
@@ -194,14 +194,15 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
     GenValue v;
     if (t.kind() == sema::Type::Kind::Model && t.instance) {
       v.kind = GenValue::Kind::Model;
-      v.model = child(frame, sub->name, t.instance, init);
+      v.model = child(frame, sub->name, t.instance, init,
+                      sema::stateAffixes(*sub, frame.subst(), std::nullopt));
       return v;
     }
     if (t.kind() == sema::Type::Kind::ModelList && t.instances) {
       v.kind = GenValue::Kind::ModelList;
       for (size_t i = 0; i < t.instances->size(); ++i)
-        v.models.push_back(
-            child(frame, sub->name + "." + std::to_string(i), (*t.instances)[i], nullptr));
+        v.models.push_back(child(frame, sub->name + "." + std::to_string(i), (*t.instances)[i],
+                                 nullptr, sema::stateAffixes(*sub, frame.subst(), i)));
       return v;
     }
     return unsupported(name.range, "this submodel");
@@ -264,7 +265,7 @@ GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
     if (!scope.locals.count(baseName->name) && scope.frame->info().findSubmodel(baseName->name)) {
       GenValue base = genName(*baseName, scope);
       if (base.kind == GenValue::Kind::Model) {
-        auto it = stateArgs.find(base.model->prefix + member.member.name);
+        auto it = stateArgs.find(base.model->stateKey(member.member.name));
         if (it != stateArgs.end())
           return GenValue::ofTensor(it->second);
       }
@@ -274,7 +275,7 @@ GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
   if (!base.ok())
     return {};
   if (base.kind == GenValue::Kind::Model) {
-    auto it = stateArgs.find(base.model->prefix + member.member.name);
+    auto it = stateArgs.find(base.model->stateKey(member.member.name));
     if (it != stateArgs.end())
       return GenValue::ofTensor(it->second);
   }

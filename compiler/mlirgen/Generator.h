@@ -130,11 +130,15 @@ struct IntOperand {
 struct ModelFrame {
   std::shared_ptr<const sema::ModelInstance> instance; // concrete
   std::string prefix;                                  // "fc1.", "layers.0."
-  llvm::StringMap<double> scalarArgs;                  // float/bool arguments
+  std::string suffix;                 // after each state name: "_l2" (sema::StateAffixes)
+  llvm::StringMap<double> scalarArgs; // float/bool arguments
   llvm::StringMap<std::unique_ptr<ModelFrame>> children;
 
   const sema::ModelInfo &info() const { return *instance->model; }
   sema::Substitution subst() const { return sema::substitutionFor(*instance); }
+  /// The weights-file name of this instance's state `name` (an entry fn
+  /// argument of that name).
+  std::string stateKey(llvm::StringRef name) const { return prefix + name.str() + suffix; }
 };
 
 /// The locals of one inlined fn call.
@@ -277,8 +281,11 @@ private:
   std::optional<GenValue> constantOf(const ast::Expr &expr, ModelFrame &frame);
   /// `l op r` for two compile-time scalars (Python's `%` and `//` for ints).
   std::optional<GenValue> foldScalars(ast::BinaryOp op, const GenValue &l, const GenValue &r);
+  /// The frame of submodel `name` of `parent` (`layers.2`), whose state is
+  /// named with `affixes` inside the parent's.
   ModelFrame *child(ModelFrame &parent, const std::string &name,
-                    std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init);
+                    std::shared_ptr<const sema::ModelInstance> inst, const ast::Expr *init,
+                    const sema::StateAffixes &affixes);
 
   mlir::Value broadcastScalar(const GenValue &scalar, mlir::Value like, Range at);
   /// `lhs op rhs` of type `result` (the checker's).

@@ -354,13 +354,27 @@ private:
 
   void buildSubmodel(Mdl::SubmodelMemberContext &ctx, ModelDecl &model,
                      const std::vector<MemberGuard> &guards) {
-    auto name = ident(ctx.IDENT());
+    auto name = ident(ctx.IDENT(0));
     if (!name)
       return;
     SubmodelDecl decl;
     decl.name = std::move(*name);
     if (!(decl.init = buildTopExpr(ctx.expr())))
       return;
+    if (TerminalNode *as = ctx.IDENT(1); present(as) && ctx.STRING_LIT()) {
+      if (as->getText() != "as") {
+        Range keyword = range(as);
+        state_.diags
+            .report(DiagId::UnexpectedToken, keyword, "`as` or the next member",
+                    "`" + keyword.text().str() + "`")
+            .primary("expected `as`")
+            .help("the names of a submodel's state are given as `name = Layer(...) as \"{}\"`",
+                  {{keyword, "as"}}, Applicability::MaybeIncorrect);
+        return;
+      }
+      decl.stateNames =
+          StateNameTemplate{stringValue(ctx.STRING_LIT()->getSymbol()), range(ctx.STRING_LIT())};
+    }
     decl.guards = guards;
     decl.doc = docBefore(ctx);
     decl.range = range(&ctx);

@@ -52,15 +52,26 @@ static bool isComparison(ast::BinaryOp op) {
   }
 }
 
-Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhs, const Value &rhs) {
-  if (lhs.type.isError() || rhs.type.isError())
-    return fail(b, {&lhs, &rhs});
+/// A bool in scalar arithmetic is the int 0 or 1, as in Python and in dims
+/// (`(1 + bidirectional) * hidden_size`).
+static Value boolAsInt(const Value &x, ast::BinaryOp op) {
+  if (x.type.kind() != Type::Kind::Bool || !isArithmetic(op))
+    return x;
+  Value v = x;
+  v.type = Type::integer(x.type.intValue);
+  return v;
+}
+
+Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhsIn, const Value &rhsIn) {
+  if (lhsIn.type.isError() || rhsIn.type.isError())
+    return fail(b, {&lhsIn, &rhsIn});
   llvm::StringRef op = ast::binaryOpSpelling(b.op);
   if (b.op == ast::BinaryOp::MatMul)
-    return checkMatmul(b, op, lhs, rhs);
+    return checkMatmul(b, op, lhsIn, rhsIn);
 
   // Scalar op scalar: plain values (int dims fold symbolically).
-  if (!lhs.type.isTensor() && !rhs.type.isTensor()) {
+  if (!lhsIn.type.isTensor() && !rhsIn.type.isTensor()) {
+    Value lhs = boolAsInt(lhsIn, b.op), rhs = boolAsInt(rhsIn, b.op);
     Value v;
     auto numeric = [](const Type &t) {
       return t.kind() == Type::Kind::Int || t.kind() == Type::Kind::Float;
@@ -115,6 +126,7 @@ Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhs, const Val
   }
 
   // At least one tensor: dtypes, then devices, then shapes.
+  const Value &lhs = lhsIn, &rhs = rhsIn;
   const Value &t = lhs.type.isTensor() ? lhs : rhs;
   const Value &other = lhs.type.isTensor() ? rhs : lhs;
   ElementType dtype = t.type.dtype;

@@ -295,6 +295,7 @@ Type Checker::repeatedSubmodel(ModelInfo &model, const ast::ListExpr &list, Subm
   if (!t)
     return Type::error();
   sub.placement = placement;
+  sub.repeatBegin = bounds[0];
   return Type::repeatedModel(t->instance, *bounds[1] - *bounds[0]);
 }
 
@@ -334,10 +335,84 @@ void Checker::resolveSubmodels(ModelInfo &model) {
           instanceFromExpr(model, *decl.init, sub.name, sub.placement, sub.pinned);
       sub.type = t ? *t : Type::error();
     }
+    if (decl.stateNames && !sub.type.isError())
+      checkStateNames(model, sub);
     program_.decls.push_back(
         {decl.name.range, decl.name.name, {}, sub.type, decl.doc, sub.placement});
     model.submodels.push_back(std::move(sub));
   }
   fn_ = nullptr;
   currentModel = nullptr;
+}
+
+void Checker::checkStateNames(const ModelInfo &model, SubmodelInfo &sub) {
+  const ast::StateNameTemplate &written = *sub.decl->stateNames;
+  auto *list = dyn_cast<ast::ListExpr>(sub.decl->init.get());
+  const ast::ListExpr::Repeat *repeat = list ? list->repeat.get() : nullptr;
+  auto fail = [&](const std::string &why, const std::string &label) {
+    auto diag = diags_.report(DiagId::InvalidStateNames, written.range, sub.name,
+                              "`as \"" + written.text + "\"`");
+    diag.primary(label).note(why);
+    return diag;
+  };
+  if (list && !repeat) {
+    fail("the elements of a list written out have no index to tell their names apart",
+         "a list written out")
+        .help("build the list as `[Layer(...) for k in 0..n] as \"...{k}...\"`, or declare each "
+              "element as a submodel of its own",
+              {}, Applicability::HasPlaceholders);
+    return;
+  }
+  StateNames names;
+  size_t inner = 0;
+  llvm::StringRef text = written.text;
+  while (!text.empty()) {
+    size_t open = text.find_first_of("{}");
+    if (open == llvm::StringRef::npos) {
+      names.parts.push_back({StateNames::Part::Kind::Text, text.str(), Dim(), false});
+      break;
+    }
+    if (open > 0)
+      names.parts.push_back(
+          {StateNames::Part::Kind::Text, text.take_front(open).str(), Dim(), false});
+    size_t close = text[open] == '{' ? text.find('}', open) : llvm::StringRef::npos;
+    if (close == llvm::StringRef::npos) {
+      fail("`{}` stands for the names inside the submodel and `{k}` for a value; braces come "
+           "in pairs",
+           "an unmatched `" + std::string(1, text[open]) + "`");
+      return;
+    }
+    llvm::StringRef name = text.slice(open + 1, close).trim();
+    text = text.drop_front(close + 1);
+    if (name.empty()) {
+      ++inner;
+      names.parts.push_back({StateNames::Part::Kind::Inner, "", Dim(), false});
+      continue;
+    }
+    if (repeat && name == repeat->var.name && name != "_") {
+      names.parts.push_back({StateNames::Part::Kind::Value, "", *sub.repeatBegin, true});
+      continue;
+    }
+    const ValueParamInfo *param = nullptr;
+    for (const ValueParamInfo &p : model.valueParams)
+      if (p.name == name && p.elementAtoms.empty() &&
+          (p.kind == ast::ScalarKind::Int || p.kind == ast::ScalarKind::Bool))
+        param = &p;
+    if (!param) {
+      std::string valid = repeat && repeat->var.name != "_"
+                              ? "the list's variable `" + repeat->var.name + "` or "
+                              : std::string();
+      fail("a name in braces is " + valid + "an int or bool argument of `" + model.name + "`",
+           "`{" + name.str() + "}` is not a value here");
+      return;
+    }
+    names.parts.push_back({StateNames::Part::Kind::Value, "", Dim::atom(param->atom), false});
+  }
+  if (inner != 1) {
+    fail("`{}` marks where the names of the submodel's own state go (`as \"{}_l0\"` names its "
+         "`weight` `weight_l0`), once",
+         inner == 0 ? "no `{}`" : "`{}` " + std::to_string(inner) + " times");
+    return;
+  }
+  sub.stateNames = std::move(names);
 }

@@ -224,28 +224,37 @@ void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Req
   }
 }
 
-bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned depth,
-                  std::vector<InstantiatedState> &out, std::string &error) {
+bool collectState(const ModelInstance &inst, const StateAffixes &affixes, const std::string &path,
+                  unsigned depth, std::vector<InstantiatedState> &out,
+                  std::vector<std::string> &paths, std::string &error) {
   if (depth > kMaxNesting) {
     error =
-        "submodels nest deeper than " + std::to_string(kMaxNesting) + " levels at `" + prefix + "`";
+        "submodels nest deeper than " + std::to_string(kMaxNesting) + " levels at `" + path + "`";
     return false;
   }
   Substitution subst = substitutionFor(inst);
   for (const StateInfo &s : inst.model->state)
-    if (presentIn(s.presence, subst))
-      out.push_back({prefix + s.name, s.isBuffer, subst.apply(s.type), s.fillValue});
+    if (presentIn(s.presence, subst)) {
+      out.push_back(
+          {affixes.prefix + s.name + affixes.suffix, s.isBuffer, subst.apply(s.type), s.fillValue});
+      paths.push_back(path + s.name);
+    }
   for (const SubmodelInfo &sub : inst.model->submodels) {
     if (!presentIn(sub.presence, subst))
       continue;
+    auto nested = [&](const StateAffixes &inner) {
+      return StateAffixes{affixes.prefix + inner.prefix, affixes.suffix + inner.suffix};
+    };
     Type t = subst.apply(sub.type);
     if (t.kind() == Type::Kind::Model && t.instance) {
-      if (!collectState(*t.instance, prefix + sub.name + ".", depth + 1, out, error))
+      if (!collectState(*t.instance, nested(stateAffixes(sub, subst, std::nullopt)),
+                        path + sub.name + ".", depth + 1, out, paths, error))
         return false;
     } else if (t.kind() == Type::Kind::ModelList && t.instances) {
       for (size_t i = 0; i < t.instances->size(); ++i)
-        if (!collectState(*(*t.instances)[i], prefix + sub.name + "." + std::to_string(i) + ".",
-                          depth + 1, out, error))
+        if (!collectState(*(*t.instances)[i], nested(stateAffixes(sub, subst, i)),
+                          path + sub.name + "." + std::to_string(i) + ".", depth + 1, out, paths,
+                          error))
           return false;
     }
   }
@@ -253,6 +262,33 @@ bool collectState(const ModelInstance &inst, const std::string &prefix, unsigned
 }
 
 } // namespace
+
+StateAffixes modelc::sema::stateAffixes(const SubmodelInfo &sub, const Substitution &outer,
+                                        std::optional<size_t> index) {
+  if (!sub.stateNames)
+    return {sub.name + "." + (index ? std::to_string(*index) + "." : std::string()), ""};
+  StateAffixes affixes;
+  std::string *side = &affixes.prefix;
+  for (const StateNames::Part &part : sub.stateNames->parts) {
+    switch (part.kind) {
+    case StateNames::Part::Kind::Text:
+      *side += part.text;
+      break;
+    case StateNames::Part::Kind::Inner:
+      side = &affixes.suffix;
+      break;
+    case StateNames::Part::Kind::Value: {
+      Dim value = outer.apply(part.value);
+      if (part.isIndex)
+        value = value + Dim::constant(int64_t(index.value_or(0)));
+      std::optional<int64_t> n = value.asConstant();
+      *side += n ? std::to_string(*n) : value.str();
+      break;
+    }
+    }
+  }
+  return affixes;
+}
 
 std::vector<Requirement> modelc::sema::requiredConditions(const ModelInfo &model) {
   std::vector<Requirement> out;
@@ -357,8 +393,21 @@ std::optional<InstantiatedModel> CheckedProgram::instantiate(const ModelInfo &mo
   }
   InstantiatedModel result;
   result.model = &model;
-  if (!collectState(*inst, "", 0, result.state, error))
+  std::vector<std::string> paths;
+  if (!collectState(*inst, {}, "", 0, result.state, paths, error))
     return std::nullopt;
+  // `as` templates may give two states one name; the weights file could
+  // then not tell them apart.
+  llvm::StringMap<size_t> byName;
+  for (size_t i = 0; i < result.state.size(); ++i) {
+    auto [it, inserted] = byName.try_emplace(result.state[i].name, i);
+    if (!inserted) {
+      error = "[E0119] `" + paths[it->second] + "` and `" + paths[i] + "` of model `" + model.name +
+              "` are both named `" + result.state[i].name +
+              "` in the weights file (their submodels' `as` names)";
+      return std::nullopt;
+    }
+  }
   Substitution subst = substitutionFor(*inst);
   for (const FnInfo &fn : model.fns) {
     FnInfo concrete = fn;

@@ -71,7 +71,7 @@ struct ValueParamInfo {
   llvm::SmallVector<AtomId, 2> elementAtoms;
   /// Where the param's values start in ModelInstance::values.
   unsigned firstSlot = 0;
-  std::vector<std::string> options;  // ScalarKind::Option: the valid strings
+  std::vector<std::string> options; // ScalarKind::Option: the valid strings
   /// A constant default (int, bool, option, dtype); for a tuple, of every
   /// element (`stride: (int, int) = 1`).
   std::optional<int64_t> defaultInt;
@@ -140,6 +140,21 @@ struct StateInfo {
   std::optional<double> fillValue;
 };
 
+/// A submodel's `as "{}_l{k}"`, parsed: what its state is called in the
+/// weights file. The text before `{}` goes before the name of each of its
+/// states (as `fc1.` does by default), the text after it after the name.
+struct StateNames {
+  struct Part {
+    enum class Kind : uint8_t { Text, Inner, Value } kind = Kind::Text;
+    std::string text; // Kind::Text
+    /// Kind::Value: an int or bool argument of the model, or a repeated
+    /// list's variable (its first value plus the element's index).
+    Dim value;
+    bool isIndex = false;
+  };
+  std::vector<Part> parts; // exactly one Kind::Inner
+};
+
 struct SubmodelInfo {
   std::string name;
   const ast::SubmodelDecl *decl = nullptr;
@@ -147,7 +162,20 @@ struct SubmodelInfo {
   bool pinned = false; // explicit device arguments
   DeviceOrigin placement;
   Presence presence;
+  std::optional<StateNames> stateNames; // `as "..."`
+  std::optional<Dim> repeatBegin;       // a repeated list's first index (`1` of `1..n`)
 };
+
+/// The text a submodel puts before and after the names of its state in the
+/// weights file: `fc1.` and `` by default, `layers.3.` for element 3 of a
+/// list, or what its `as` template makes of them.
+struct StateAffixes {
+  std::string prefix, suffix;
+};
+/// `outer` substitutes the enclosing instance's arguments; `index` is the
+/// element of a list.
+StateAffixes stateAffixes(const SubmodelInfo &sub, const Substitution &outer,
+                          std::optional<size_t> index);
 
 struct FnParamInfo {
   std::string name;

@@ -324,6 +324,8 @@ private:
   void reportUnmetAssertion(const Requirement &r, Range at, llvm::StringRef instance);
   /// `[layer for _ in a..b]`: the layer's instance, repeated b - a times.
   Type repeatedSubmodel(ModelInfo &model, const ast::ListExpr &list, SubmodelInfo &sub);
+  /// `as "{}_l{k}"`: parsed into SubmodelInfo::stateNames, or E0119.
+  void checkStateNames(const ModelInfo &model, SubmodelInfo &sub);
   void checkBodies(ModelInfo &model);
   void checkFn(ModelInfo &model, const FnInfo &fn);
   /// The conditions of `model`'s `if` blocks among its members.

@@ -146,6 +146,9 @@ def reference_lex(text):
             # `in` is a keyword only in `for x in xs`.
             if word == "in" and len(previous_words) >= 2 and previous_words[-2] == "for":
                 yield ("loop-in", i, j)
+            # `as` is a keyword only before a submodel's state names: `as "{}_l0"`.
+            elif word == "as" and text[j:].lstrip(" \t").startswith('"'):
+                yield ("loop-in", i, j)
             else:
                 yield ("word", i, j)
             previous_words.append(word)

@@ -82,6 +82,59 @@ model Net<D: device>(d: int = 4, layers: int = 2) {
                             }));
 }
 
+TEST(InstantiateTest, StateNamesFromAsTemplates) {
+  // PyTorch's LSTM naming: `{}_l{k}` around `{}_reverse` keeps the order of
+  // the path; `{arg}` takes an argument; a bool counts 1 in arithmetic.
+  Checked c = checkSource(R"(
+model Scale<D: device>(n: int) {
+  param scale: f32[n]
+}
+model Pair<D: device>(n: int) {
+  fwd = Scale(n) as "{}"
+  bwd = Scale(n) as "{}_reverse"
+}
+model Net<D: device>(n: int, depth: int, tag: int = 7, wide: bool = true) {
+  first = Pair(n) as "{}_l0"
+  rest = [Pair(n) for k in 1..depth] as "{}_l{k}"
+  tagged = Scale((1 + wide) * n) as "t{tag}.{}.w{wide}"
+  head = Scale(n)
+})");
+  ASSERT_TRUE(c.ok) << c.dump();
+  std::string error;
+  std::optional<InstantiatedModel> m =
+      c.program().instantiate(*c.program().findModel("Net"), {Device::cpu()}, {3, 3}, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(stateLines(*m), (std::vector<std::string>{
+                                "scale_l0: f32[3] @ cpu",
+                                "scale_l0_reverse: f32[3] @ cpu",
+                                "scale_l1: f32[3] @ cpu",
+                                "scale_l1_reverse: f32[3] @ cpu",
+                                "scale_l2: f32[3] @ cpu",
+                                "scale_l2_reverse: f32[3] @ cpu",
+                                "t7.scale.w1: f32[6] @ cpu",
+                                "head.scale: f32[3] @ cpu",
+                            }));
+}
+
+TEST(InstantiateTest, TwoStatesWithOneNameAreRejected) {
+  Checked c = checkSource(R"(
+model Scale<D: device>(n: int) {
+  param scale: f32[n]
+}
+model Net<D: device>(n: int, same: bool) {
+  a = Scale(n) as "{}_{same}"
+  b = Scale(n) as "{}_1"
+})");
+  ASSERT_TRUE(c.ok) << c.dump();
+  std::string error;
+  const ModelInfo *net = c.program().findModel("Net");
+  EXPECT_TRUE(c.program().instantiate(*net, {Device::cpu()}, {3, 0}, error)) << error;
+  EXPECT_FALSE(c.program().instantiate(*net, {Device::cpu()}, {3, 1}, error));
+  EXPECT_NE(error.find("[E0119] `a.scale` and `b.scale` of model `Net` are both named `scale_1`"),
+            std::string::npos)
+      << error;
+}
+
 TEST(InstantiateTest, RejectsBadArguments) {
   Checked c = checkFile(std::string(MODELC_SOURCE_DIR) + "/examples/mlp.mdl");
   const ModelInfo *mlp = c.program().findModel("Mlp");
