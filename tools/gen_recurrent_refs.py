@@ -15,7 +15,8 @@ torch.Generator().manual_seed(1234). Run it once with the Debian torch:
     /usr/bin/python3 tools/gen_recurrent_refs.py [multi-layer]
 
 (`multi-layer` writes only the num_layers / bias / batch_first cases,
-`directions` only the bidirectional / h_n / c_n / initial-state ones.)
+`directions` only the bidirectional / h_n / c_n / initial-state ones,
+`deep` only the 9- and 10-layer ones.)
 """
 
 import os
@@ -125,11 +126,39 @@ def directions():
         save(os.path.join(LIT, "stdlib", "Inputs", name), layer, inputs, outputs)
 
 
+def deep():
+    """std.nn LSTM/GRU with more layers than the earlier unrolled std.nn
+    had (8), from given initial states: every layer's state must come from
+    and go to its own rows of h_0 / h_n."""
+    torch.set_grad_enabled(False)
+    cases = (("lstm_10_layers", nn.LSTM, dict(num_layers=10, batch_first=True)),
+             ("gru_9_layers_bidirectional", nn.GRU,
+              dict(num_layers=9, bias=False, bidirectional=True, batch_first=True)))
+    for name, cls, kwargs in cases:
+        layer, g, x, (out, state) = seeded_case(cls, kwargs)
+        rows = kwargs["num_layers"] * (2 if kwargs.get("bidirectional") else 1)
+        h_0 = torch.randn(rows, 3, 16, generator=g)
+        outputs = {"output": out}
+        if cls is nn.LSTM:
+            c_0 = torch.randn(rows, 3, 16, generator=g)
+            out0, (h0_n, c0_n) = layer(x, (h_0, c_0))
+            outputs.update(h_n=state[0], c_n=state[1], output_from=out0, h_n_from=h0_n,
+                           c_n_from=c0_n)
+            inputs = [x, h_0, c_0]
+        else:
+            out0, h0_n = layer(x, h_0)
+            outputs.update(h_n=state, output_from=out0, h_n_from=h0_n)
+            inputs = [x, h_0]
+        save(os.path.join(LIT, "stdlib", "Inputs", name), layer, inputs, outputs)
+
+
 def main():
     if sys.argv[1:] == ["multi-layer"]:
         return multi_layer()
     if sys.argv[1:] == ["directions"]:
         return directions()
+    if sys.argv[1:] == ["deep"]:
+        return deep()
     torch.set_grad_enabled(False)
 
     # --- an Elman RNN written out by hand (tests/lit/loops/Inputs/rnn.mdl) --
@@ -174,6 +203,7 @@ def main():
 
     multi_layer()
     directions()
+    deep()
 
 
 if __name__ == "__main__":
