@@ -36,11 +36,11 @@ std::optional<ElementType> ElementType::fromDim(Dim value) {
 }
 
 Dim ElementType::asDim() const {
-  return param_ ? Dim::atom(*param_) : Dim::constant(int64_t(concrete_));
+  return isParam_ ? Dim::atom(param_) : Dim::constant(int64_t(concrete_));
 }
 
 std::string ElementType::str() const {
-  return param_ ? atomName(*param_).str() : ast::dtypeName(concrete_).str();
+  return isParam_ ? atomName(param_).str() : ast::dtypeName(concrete_).str();
 }
 
 std::string Shape::str() const {

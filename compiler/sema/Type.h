@@ -65,6 +65,7 @@ struct ElementType {
   static ElementType parameter(AtomId atom) {
     ElementType e;
     e.param_ = atom;
+    e.isParam_ = true;
     return e;
   }
   /// An instance's value of a dtype parameter: a constant (the dtype's
@@ -73,33 +74,39 @@ struct ElementType {
   /// This dtype as the value of a dtype parameter (see fromDim).
   Dim asDim() const;
 
-  bool isParam() const { return param_.has_value(); }
-  std::optional<AtomId> param() const { return param_; }
+  bool isParam() const { return isParam_; }
+  std::optional<AtomId> param() const {
+    return isParam_ ? std::optional<AtomId>(param_) : std::nullopt;
+  }
   /// The dtype, when it is not a parameter.
   std::optional<ast::DType> concrete() const {
-    return param_ ? std::nullopt : std::optional<ast::DType>(concrete_);
+    return isParam_ ? std::nullopt : std::optional<ast::DType>(concrete_);
   }
   /// The dtype of a type of an instance (CheckedProgram::instantiate), where
   /// every dtype parameter has its argument.
   ast::DType instantiated() const {
-    assert(!param_ && "a dtype parameter left in an instantiated type");
+    assert(!isParam_ && "a dtype parameter left in an instantiated type");
     return concrete_;
   }
-  bool isFloating() const { return param_ || ast::isFloating(concrete_); }
-  bool isInteger() const { return !param_ && ast::isInteger(concrete_); }
+  bool isFloating() const { return isParam_ || ast::isFloating(concrete_); }
+  bool isInteger() const { return !isParam_ && ast::isInteger(concrete_); }
   /// `f32`, or the parameter's name (`dtype`).
   std::string str() const;
   /// For prose: `f32`, or the parameter's name in backticks (`` `dtype` ``).
-  std::string prose() const { return param_ ? "`" + str() + "`" : str(); }
+  std::string prose() const { return isParam_ ? "`" + str() + "`" : str(); }
 
   friend bool operator==(const ElementType &a, const ElementType &b) {
-    return a.param_ == b.param_ && (a.param_ || a.concrete_ == b.concrete_);
+    return a.isParam_ == b.isParam_ &&
+           (a.isParam_ ? a.param_ == b.param_ : a.concrete_ == b.concrete_);
   }
   friend bool operator!=(const ElementType &a, const ElementType &b) { return !(a == b); }
 
 private:
   ast::DType concrete_;
-  std::optional<AtomId> param_;
+  // A plain pair rather than std::optional: GCC 12 warns (falsely) that a
+  // disengaged optional's payload is copied uninitialised.
+  AtomId param_ = 0;
+  bool isParam_ = false;
 };
 
 /// A shape: an optional leading pack of batch dims (`...`), then dims.
