@@ -73,6 +73,8 @@ llvm::ArrayRef<RuntimeSymbol> modelc::aot::aotRuntimeSymbols() {
        reinterpret_cast<const void *>(&modelc_conv2d_epilogue_ciface)},
       {"_mlir_ciface_modelc_conv2d_pool",
        reinterpret_cast<const void *>(&modelc_conv2d_pool_ciface)},
+      {"_mlir_ciface_modelc_to_blocked16",
+       reinterpret_cast<const void *>(&modelc_to_blocked16_ciface)},
       {"memrefCopy", reinterpret_cast<const void *>(&modelc_aot_memref_copy)},
   };
   return symbols;

@@ -62,7 +62,34 @@ struct ConvParams {
   const float *bias = nullptr;
   /// Activations after the sum, as jit/GemmKernels.h encodes them.
   int64_t activations = 0;
+  /// The input / output buffer holds nChw16c (kConvSrcBlocked16 /
+  /// kConvDstBlocked16); its view still gives the NCHW dims.
+  bool srcBlocked = false, dstBlocked = false;
 };
+
+/// The offset of element (n, c, y, x) of an [N, C, H, W] tensor (the view's
+/// dims) in nChw16c storage.
+int64_t blockedOffset(const View5 &view, int64_t n, int64_t c, int64_t y, int64_t x) {
+  int64_t channels = view.sizes[1] * view.sizes[2], height = view.sizes[3], width = view.sizes[4];
+  return ((n * (channels / 16) + c / 16) * height * width + y * width + x) * 16 + c % 16;
+}
+
+/// Between nChw16c storage (`view.data`) and a contiguous NCHW copy
+/// (`plain`), for the loops that run when oneDNN does not.
+void convertBlocked(const View5 &view, float *plain, bool toPlain) {
+  int64_t channels = view.sizes[1] * view.sizes[2], height = view.sizes[3], width = view.sizes[4];
+  for (int64_t n = 0; n < view.sizes[0]; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t y = 0; y < height; ++y)
+        for (int64_t x = 0; x < width; ++x) {
+          float &p = plain[((n * channels + c) * height + y) * width + x];
+          float &b = view.data[blockedOffset(view, n, c, y, x)];
+          if (toPlain)
+            p = b;
+          else
+            b = p;
+        }
+}
 
 /// Bias and activations over the output after a conv that did neither.
 void applyEpilogue(const View5 &out, const ConvParams &p) {
@@ -288,9 +315,13 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
   memory::dims strides = {p.stride[0], p.stride[1]}, pads = {p.pad[0], p.pad[1]},
                dilations = {p.dilation[0] - 1, p.dilation[1] - 1};
   try {
-    entry->src.user = memory::desc(srcSizes, memory::data_type::f32, srcStrides);
+    memory::desc srcBlocked16(srcSizes, memory::data_type::f32, memory::format_tag::nChw16c),
+        dstBlocked16(dstSizes, memory::data_type::f32, memory::format_tag::nChw16c);
+    entry->src.user =
+        p.srcBlocked ? srcBlocked16 : memory::desc(srcSizes, memory::data_type::f32, srcStrides);
     entry->weights.user = memory::desc(wSizes, memory::data_type::f32, wStrides);
-    entry->dst.user = memory::desc(dstSizes, memory::data_type::f32, dstStrides);
+    entry->dst.user =
+        p.dstBlocked ? dstBlocked16 : memory::desc(dstSizes, memory::data_type::f32, dstStrides);
     // Layouts (measured, docs/performance.md): oneDNN's own blocked layouts
     // plus reorders on every call beat the plain ones 2-4x (LeNet's conv2).
     // With fewer than four input channels per group (LeNet's conv1) a
@@ -349,6 +380,18 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     }
     if (candidates.empty())
       return entry;
+    // A blocked operand chained to another conv costs no reorder in
+    // nChw16c, which fastestConv (the conv alone) does not see: prefer the
+    // candidates that take it so.
+    if (p.srcBlocked || p.dstBlocked) {
+      std::vector<dnnl::convolution_forward::primitive_desc> chained;
+      for (const auto &candidate : candidates)
+        if ((!p.srcBlocked || candidate.src_desc() == srcBlocked16) &&
+            (!p.dstBlocked || candidate.dst_desc() == dstBlocked16))
+          chained.push_back(candidate);
+      if (!chained.empty())
+        candidates = std::move(chained);
+    }
     const dnnl::convolution_forward::primitive_desc &pd = candidates[fastestConv(candidates)];
     prepareOperand(entry->src, pd.src_desc(), false);
     prepareOperand(entry->weights, pd.weights_desc(), false);
@@ -386,11 +429,12 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
     key.insert(key.end(), view->sizes.begin(), view->sizes.end());
     key.insert(key.end(), view->strides.begin(), view->strides.end());
   }
-  key.insert(key.end(), {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
-                         p.accumulate, p.bias != nullptr, p.activations, pool.kernel[0],
-                         pool.kernel[1], pool.stride[0], pool.stride[1], forcedConvLayout(),
-                         // oneDNN keeps the work split of the thread count at creation.
-                         omp_get_max_threads()});
+  key.insert(key.end(),
+             {p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilation[0], p.dilation[1],
+              p.accumulate, p.bias != nullptr, p.activations, p.srcBlocked, p.dstBlocked,
+              pool.kernel[0], pool.kernel[1], pool.stride[0], pool.stride[1], forcedConvLayout(),
+              // oneDNN keeps the work split of the thread count at creation.
+              omp_get_max_threads()});
   return key;
 }
 
@@ -532,7 +576,24 @@ void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
   if (in.sizes[2] != 0 && runConv(in, w, out, params))
     return;
 #endif
+  // The loops read and write NCHW: blocked operands go through copies.
+  std::vector<float> plainIn, plainOut;
+  if (params.srcBlocked) {
+    plainIn.resize(size_t(in.sizes[0] * in.sizes[1] * in.sizes[2] * in.sizes[3] * in.sizes[4]));
+    convertBlocked(in, plainIn.data(), true);
+    in = contiguous(plainIn.data(), in.sizes);
+  }
+  View5 blockedOut = out;
+  if (params.dstBlocked) {
+    plainOut.resize(
+        size_t(out.sizes[0] * out.sizes[1] * out.sizes[2] * out.sizes[3] * out.sizes[4]));
+    out = contiguous(plainOut.data(), out.sizes);
+    if (params.accumulate)
+      convertBlocked(blockedOut, plainOut.data(), true);
+  }
   convLoop(in, w, out, params);
+  if (params.dstBlocked)
+    convertBlocked(blockedOut, plainOut.data(), false);
 }
 
 } // namespace
@@ -591,6 +652,8 @@ ConvParams epilogueParams(UnrankedMemRefType<float> *bias, int64_t strideH, int6
     params.bias = reinterpret_cast<const float *>(words[1]) + words[2];
   }
   params.activations = activations;
+  params.srcBlocked = flags & kConvSrcBlocked16;
+  params.dstBlocked = flags & kConvDstBlocked16;
   return params;
 }
 
@@ -606,6 +669,43 @@ extern "C" void modelc_conv2d_epilogue_ciface(UnrankedMemRefType<float> *input,
   conv2d(
       input, weight, output,
       epilogueParams(bias, strideH, strideW, padH, padW, dilationH, dilationW, flags, activations));
+}
+
+extern "C" void modelc_to_blocked16_ciface(UnrankedMemRefType<float> *input,
+                                           UnrankedMemRefType<float> *output) {
+  View5 in = asRank5(*input, 1), out = asRank5(*output, 1);
+#if MODELC_HAVE_DNNL
+  using dnnl::memory;
+  memory::dims sizes, strides;
+  if (mergeChannels(in, sizes, strides)) {
+    static std::mutex mutex;
+    static std::map<std::vector<int64_t>, std::unique_ptr<dnnl::reorder>> cache;
+    std::vector<int64_t> key(sizes.begin(), sizes.end());
+    key.insert(key.end(), strides.begin(), strides.end());
+    memory::desc plain(sizes, memory::data_type::f32, strides),
+        blocked(sizes, memory::data_type::f32, memory::format_tag::nChw16c);
+    dnnl::reorder *reorder = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto &slot = cache[key];
+      if (!slot)
+        slot = std::make_unique<dnnl::reorder>(
+            dnnl::reorder::primitive_desc(cpuEngine(), plain, cpuEngine(), blocked));
+      reorder = slot.get();
+    }
+    dnnl::stream &stream = threadStream();
+    memory from(plain, cpuEngine(), in.data), to(blocked, cpuEngine(), out.data);
+    reorder->execute(stream, from, to);
+    stream.wait();
+    return;
+  }
+#endif
+  for (int64_t n = 0; n < in.sizes[0]; ++n)
+    for (int64_t c = 0; c < in.sizes[2]; ++c)
+      for (int64_t y = 0; y < in.sizes[3]; ++y)
+        for (int64_t x = 0; x < in.sizes[4]; ++x)
+          out.data[blockedOffset(out, n, c, y, x)] = in.data[n * in.strides[0] + c * in.strides[2] +
+                                                             y * in.strides[3] + x * in.strides[4]];
 }
 
 extern "C" void

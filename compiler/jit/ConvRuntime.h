@@ -21,8 +21,13 @@ extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
                                      int64_t strideW, int64_t padH, int64_t padW, int64_t dilationH,
                                      int64_t dilationW);
 
-/// `flags` of modelc_conv2d_epilogue.
-enum : int64_t { kConvAccumulate = 1, kConvBias = 2 };
+/// `flags` of modelc_conv2d_epilogue and modelc_conv2d_pool. With
+/// kConvSrcBlocked16 the input buffer holds oneDNN's nChw16c layout of the
+/// NCHW tensor its type describes (a contiguous buffer, C a multiple of 16),
+/// as a conv call with kConvDstBlocked16 wrote it: `mdl-conv-to-runtime`
+/// keeps a tensor that one conv writes and only convs read in that layout,
+/// so neither call reorders it.
+enum : int64_t { kConvAccumulate = 1, kConvBias = 2, kConvSrcBlocked16 = 4, kConvDstBlocked16 = 8 };
 
 /// output = act(conv2d(input, weight) (+ output when flags has
 /// kConvAccumulate) (+ bias[channel] when it has kConvBias)): the
@@ -55,5 +60,13 @@ modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<f
                           int64_t dilationH, int64_t dilationW, int64_t flags, int64_t activations,
                           int64_t poolKernelH, int64_t poolKernelW, int64_t poolStrideH,
                           int64_t poolStrideW);
+
+/// output = input (NCHW, any strides) in oneDNN's nChw16c layout: one
+/// reorder for several convs that read the same tensor (kConvSrcBlocked16).
+/// `output` is a contiguous buffer of the input's dims, C a multiple of 16.
+/// Bound to `_mlir_ciface_modelc_to_blocked16`, which `mdl-conv-to-runtime`
+/// calls.
+extern "C" void modelc_to_blocked16_ciface(UnrankedMemRefType<float> *input,
+                                           UnrankedMemRefType<float> *output);
 
 #endif // MODELC_JIT_CONVRUNTIME_H

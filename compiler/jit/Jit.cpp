@@ -144,6 +144,9 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
     symbols[interner(std::string("_mlir_ciface_") + lower::kConv2dPoolFunction)] = {
         llvm::orc::ExecutorAddr::fromPtr(&modelc_conv2d_pool_ciface),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner(std::string("_mlir_ciface_") + lower::kToBlocked16Function)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&modelc_to_blocked16_ciface),
+        llvm::JITSymbolFlags::Exported};
     // Bufferization copies between differently laid out buffers with it.
     // Intermediates: reuse large blocks across calls (see BlasRuntime.h).
     symbols[interner("malloc")] = {llvm::orc::ExecutorAddr::fromPtr(&modelc_jit_malloc),

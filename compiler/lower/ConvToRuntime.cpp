@@ -16,7 +16,9 @@
 // When an unpadded max pool is then the only reader of that output, the call
 // is `@modelc_conv2d_pool(..., pool kernel, pool strides)` writing the pooled
 // buffer instead, and the full-size output is never allocated (oneDNN pools
-// it in its blocked layout, as TorchScript's mkldnn path does).
+// it in its blocked layout, as TorchScript's mkldnn path does). A tensor one
+// conv writes and only convs read stays in that blocked layout between them
+// (chainBlockedLayouts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -38,7 +42,79 @@ namespace modelc::lower {
 namespace {
 
 /// modelc_conv2d_epilogue's flags (jit/ConvRuntime.h).
-constexpr int64_t kAccumulate = 1, kBias = 2;
+constexpr int64_t kAccumulate = 1, kBias = 2, kSrcBlocked16 = 4, kDstBlocked16 = 8;
+/// The position of the flags among a conv call's operands.
+constexpr unsigned kFlagsOperand = 10;
+
+bool isConvCall(func::CallOp call) {
+  return call.getCallee() == kConv2dEpilogueFunction || call.getCallee() == kConv2dPoolFunction;
+}
+
+std::optional<int64_t> callFlags(func::CallOp call) {
+  if (call->getNumOperands() <= kFlagsOperand)
+    return std::nullopt;
+  auto constant = call->getOperand(kFlagsOperand).getDefiningOp<arith::ConstantIntOp>();
+  return constant ? std::optional<int64_t>(constant.value()) : std::nullopt;
+}
+
+void addFlag(func::CallOp call, int64_t flag) {
+  OpBuilder builder(call);
+  call->setOperand(kFlagsOperand, arith::ConstantIntOp::create(builder, call.getLoc(),
+                                                               *callFlags(call) | flag, 64));
+}
+
+/// A tensor that one conv call writes (overwriting it) and only conv calls
+/// read, as their input, stays in oneDNN's nChw16c layout between them: the
+/// writer leaves it so and the readers take it so, and neither reorders it
+/// to NCHW and back (as TorchScript's mkldnn path keeps its blocked tensors
+/// between convs; ResNet's conv1 -> conv2). Its buffer must be a plain
+/// allocation of [N, C, H, W] with C a multiple of 16, so that both layouts
+/// have the same size.
+void chainBlockedLayouts(ModuleOp module) {
+  SmallVector<func::CallOp> writers;
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() == kConv2dEpilogueFunction)
+      writers.push_back(call);
+  });
+  for (func::CallOp writer : writers) {
+    std::optional<int64_t> flags = callFlags(writer);
+    auto cast = writer->getOperand(2).getDefiningOp<memref::CastOp>();
+    if (!flags || (*flags & kAccumulate) || !cast)
+      continue;
+    Value buffer = cast.getSource();
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!buffer.getDefiningOp<memref::AllocOp>() || !type || type.getRank() != 4 ||
+        !type.getLayout().isIdentity() || type.isDynamicDim(1) || type.getDimSize(1) % 16 != 0)
+      continue;
+    SmallVector<func::CallOp> readers;
+    bool onlyConvs = true;
+    for (Operation *user : buffer.getUsers()) {
+      auto readerCast = dyn_cast<memref::CastOp>(user);
+      if (!readerCast) {
+        onlyConvs = false;
+        break;
+      }
+      for (OpOperand &use : readerCast->getUses()) {
+        auto call = dyn_cast<func::CallOp>(use.getOwner());
+        // The writer's output, and its unused bias operand (the output again).
+        if (call && call == writer &&
+            (use.getOperandNumber() == 2 || (use.getOperandNumber() == 3 && !(*flags & kBias))))
+          continue;
+        if (call && call != writer && isConvCall(call) && use.getOperandNumber() == 0 &&
+            callFlags(call)) {
+          readers.push_back(call);
+          continue;
+        }
+        onlyConvs = false;
+      }
+    }
+    if (!onlyConvs || readers.empty())
+      continue;
+    addFlag(writer, kDstBlocked16);
+    for (func::CallOp reader : readers)
+      addFlag(reader, kSrcBlocked16);
+  }
+}
 
 /// The f32 named convs the runtime takes, on buffers; null otherwise.
 linalg::LinalgOp asRuntimeConv(Operation *op) {
@@ -361,6 +437,51 @@ void foldMaxPool(linalg::LinalgOp conv, ConvFolds &folds) {
   }
 }
 
+/// A tensor that several conv calls of one block read as their input is
+/// reordered to nChw16c once, before the first, into a buffer they all read
+/// (ResNet's block input: conv1 and the downsample). Only for a plain
+/// [N, C, H, W] with C a multiple of 16 that no reader takes blocked yet.
+void shareBlockedInputs(ModuleOp module) {
+  llvm::MapVector<Value, SmallVector<func::CallOp>> readersOf;
+  module.walk([&](func::CallOp call) {
+    std::optional<int64_t> flags = callFlags(call);
+    if (!isConvCall(call) || !flags || (*flags & kSrcBlocked16))
+      return;
+    if (auto cast = call->getOperand(0).getDefiningOp<memref::CastOp>())
+      readersOf[cast.getSource()].push_back(call);
+  });
+  for (auto &[input, readers] : readersOf) {
+    auto type = dyn_cast<MemRefType>(input.getType());
+    if (readers.size() < 2 || !type || type.getRank() != 4 || type.isDynamicDim(1) ||
+        type.getDimSize(1) % 16 != 0 || llvm::any_of(readers, [&](func::CallOp call) {
+          return call->getBlock() != readers.front()->getBlock();
+        }))
+      continue;
+    func::CallOp first = readers.front();
+    for (func::CallOp call : readers)
+      if (call->isBeforeInBlock(first))
+        first = call;
+    OpBuilder builder(first);
+    Location loc = first.getLoc();
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < 4; ++d)
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(memref::DimOp::create(builder, loc, input, d));
+    auto blockedType = MemRefType::get(type.getShape(), type.getElementType());
+    Value blocked = memref::AllocOp::create(builder, loc, blockedType, dynamicSizes,
+                                            builder.getI64IntegerAttr(64));
+    auto unranked = UnrankedMemRefType::get(type.getElementType(), Attribute());
+    Value blockedArg = memref::CastOp::create(builder, loc, unranked, blocked);
+    func::CallOp::create(
+        builder, loc, declareRuntimeFunction(module, kToBlocked16Function, {unranked, unranked}),
+        ValueRange{memref::CastOp::create(builder, loc, unranked, input), blockedArg});
+    for (func::CallOp call : readers) {
+      call->setOperand(0, blockedArg);
+      addFlag(call, kSrcBlocked16);
+    }
+  }
+}
+
 /// modelc_conv2d_epilogue (`extraInts` 0) or modelc_conv2d_pool (4 more:
 /// the pool's kernel and strides).
 func::FuncOp conv2dCallee(ModuleOp module, StringRef name, int extraInts) {
@@ -460,6 +581,8 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
       if ((folds.activation || folds.pool) && convOut.use_empty())
         convOut.getDefiningOp()->erase();
     }
+    chainBlockedLayouts(module);
+    shareBlockedInputs(module);
   }
 };
 

@@ -76,6 +76,10 @@ inline constexpr const char *kConv2dEpilogueFunction = "modelc_conv2d_epilogue";
 /// int64_t activations, pool kernel h/w, pool stride h/w)`.
 inline constexpr const char *kConv2dPoolFunction = "modelc_conv2d_pool";
 
+/// output = input in oneDNN's nChw16c layout, for several convs that read it
+/// so (kConvSrcBlocked16): `_mlir_ciface_modelc_to_blocked16(input, output)`.
+inline constexpr const char *kToBlocked16Function = "modelc_to_blocked16";
+
 struct CpuPipelineOptions {
   /// Call the runtime's library code (oneDNN, else OpenBLAS) for f32 matmul
   /// and conv instead of generating loops.

@@ -238,6 +238,56 @@ TEST(ConvRuntimeTest, EveryLayoutChoiceAgrees) {
   ::unsetenv("MODELC_CONV_LAYOUT");
 }
 
+// mdl-conv-to-runtime keeps a tensor between convs in nChw16c: the input
+// reordered once (modelc_to_blocked16) for two convs, the first conv's output
+// written blocked (kConvDstBlocked16) and read so by the second
+// (kConvSrcBlocked16). Every layout choice gives what NCHW gives, and the
+// intermediate really is nChw16c. A weight with stride 0 over its output
+// channels, which oneDNN rejects, takes the loops through their blocked
+// copies.
+TEST(ConvRuntimeTest, BlockedChainsMatchThePlainLayout) {
+  for (bool broadcastWeights : {false, true})
+    for (const char *layout : {"auto", "onednn", "nChw16c", "nChw8c"}) {
+      SCOPED_TRACE(std::string(layout) + (broadcastWeights ? " broadcast weights" : ""));
+      ::setenv("MODELC_CONV_LAYOUT", layout, 1);
+      OwnedMemRef<float, 4> x({2, 16, 9, 9}), w1({32, 16, 3, 3}), w2({16, 32, 3, 3}),
+          bias({1, 1, 1, 32}), plain1({2, 32, 9, 9}), plain2({2, 16, 9, 9}), x16({2, 16, 9, 9}),
+          blocked1({2, 32, 9, 9}), out2({2, 16, 9, 9}), side({2, 32, 9, 9});
+      fillRandom(x.values(), 11);
+      fillRandom(w1.values(), 12);
+      fillRandom(w2.values(), 13);
+      fillRandom(bias.values(), 14);
+      if (broadcastWeights) {
+        std::fill(w1.values().begin() + 16 * 9, w1.values().end(), 0.0f);
+        w1.get()->strides[0] = 0; // every output channel has channel 0's filter
+      }
+      auto xU = unranked(x), w1U = unranked(w1), w2U = unranked(w2), biasU = unranked(bias),
+           p1U = unranked(plain1), p2U = unranked(plain2), x16U = unranked(x16),
+           b1U = unranked(blocked1), o2U = unranked(out2), sideU = unranked(side);
+      // NCHW throughout: relu(conv1(x) + bias), then conv2 of that.
+      modelc_conv2d_epilogue_ciface(&xU, &w1U, &p1U, &biasU, 1, 1, 1, 1, 1, 1, kConvBias, 2);
+      modelc_conv2d_epilogue_ciface(&p1U, &w2U, &p2U, &p2U, 1, 1, 1, 1, 1, 1, 0, 0);
+      // Blocked between: x once for two readers, conv1's output for conv2.
+      modelc_to_blocked16_ciface(&xU, &x16U);
+      modelc_conv2d_epilogue_ciface(&x16U, &w1U, &b1U, &biasU, 1, 1, 1, 1, 1, 1,
+                                    kConvBias | kConvSrcBlocked16 | kConvDstBlocked16, 2);
+      modelc_conv2d_epilogue_ciface(&b1U, &w2U, &o2U, &o2U, 1, 1, 1, 1, 1, 1, kConvSrcBlocked16, 0);
+      modelc_conv2d_epilogue_ciface(&x16U, &w1U, &sideU, &biasU, 1, 1, 1, 1, 1, 1,
+                                    kConvBias | kConvSrcBlocked16, 2);
+      expectNear(out2.values(), plain2.values(), 1e-4f);
+      expectNear(side.values(), plain1.values(), 1e-4f);
+      // (n, c, y, x) of the blocked intermediate is at nChw16c's offset.
+      std::vector<float> reread(plain1.values().size());
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 32; ++c)
+          for (int64_t i = 0; i < 81; ++i)
+            reread[size_t((n * 32 + c) * 81 + i)] =
+                blocked1.values()[size_t(((n * 2 + c / 16) * 81 + i) * 16 + c % 16)];
+      expectNear(reread, plain1.values(), 1e-4f);
+    }
+  ::unsetenv("MODELC_CONV_LAYOUT");
+}
+
 // A mid-size conv (1M-16M multiply-adds) that overwrites its output has its
 // thread count measured on its first call by running it both ways on the
 // call's own operands, and again on its 64th call: those calls and the
