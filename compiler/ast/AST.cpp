@@ -199,6 +199,8 @@ private:
     }
     for (const SubmodelDecl &submodel : model.submodels) {
       line() << "Submodel " << submodel.name.name;
+      if (submodel.stateNames)
+        os_ << " as \"" << submodel.stateNames->text << "\"";
       end(submodel.range);
       Nested inner(*this);
       dumpDoc(submodel.doc);

@@ -402,8 +402,12 @@ void Checker::checkStateNames(const ModelInfo &model, SubmodelInfo &sub) {
       std::string valid = repeat && repeat->var.name != "_"
                               ? "the list's variable `" + repeat->var.name + "` or "
                               : std::string();
-      fail("a name in braces is " + valid + "an int or bool argument of `" + model.name + "`",
-           "`{" + name.str() + "}` is not a value here");
+      auto diag =
+          fail("a name in braces is " + valid + "an int or bool argument of `" + model.name + "`",
+               "`{" + name.str() + "}` is not a value here");
+      if (repeat && repeat->var.name == "_")
+        diag.help("name the list's variable to use its value: `for k in ...` and `{k}`", {},
+                  Applicability::HasPlaceholders);
       return;
     }
     names.parts.push_back({StateNames::Part::Kind::Value, "", Dim::atom(param->atom), false});
