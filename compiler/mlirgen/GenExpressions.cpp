@@ -388,6 +388,14 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   GenValue rhs = gen(*binary.rhs, scope);
   if (!rhs.ok())
     return {};
+  // A bool in arithmetic is the int 0 or 1, as the checker types it
+  // (`t + reverse * (T - 1 - 2 * t)`).
+  for (auto [value, operand] : {std::pair{&lhs, binary.lhs.get()}, {&rhs, binary.rhs.get()}}) {
+    const sema::ExprInfo *info = program.typeOf(operand);
+    if (value->kind == GenValue::Kind::Scalar && binary.op <= ast::BinaryOp::Pow && info &&
+        info->type.kind() == sema::Type::Kind::Bool)
+      value->isInt = true;
+  }
   bool lt = lhs.kind == GenValue::Kind::Tensor, rt = rhs.kind == GenValue::Kind::Tensor;
   if (!lt && !rt && (lhs.kind == GenValue::Kind::Index || rhs.kind == GenValue::Kind::Index))
     return indexArithmetic(binary, lhs, rhs, scope);
