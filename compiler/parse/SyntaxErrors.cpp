@@ -266,6 +266,19 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
                         rule == P::RuleSlice || rule == P::RuleSliceTail || rule == P::RuleStmt;
     wantsOperand = inExpression || literalSpelling(previous->getType(), vocab) == "=";
   }
+  // `name = Layer(...) as` without its string: ANTLR took `as` for the name
+  // of the next member and wants its `=`.
+  if (previous && previous->getType() == MdlLexer::IDENT && previous->getText() == "as" &&
+      expectedTypes.size() == 1 && literalSpelling(size_t(expectedTypes[0]), vocab) == "=") {
+    state_.diags
+        .report(DiagId::UnexpectedToken, at, "the state names after `as` (a string)",
+                describeToken(*offendingSymbol, vocab))
+        .primary("expected a string such as \"{}_l0\"")
+        .label(state_.range(previous), "a submodel's state names follow `as`")
+        .note("`{}` in the string is the name of each state inside the submodel "
+              "(docs/language.md, State names)");
+    return;
+  }
   ExpectedSet expected =
       wantsOperand ? ExpectedSet("expression", vocab) : ExpectedSet(expectedTypes, vocab);
   std::string found = describeToken(*offendingSymbol, vocab);
