@@ -26,8 +26,7 @@ ModelFrame *Generator::child(ModelFrame &parent, const std::string &name,
     return slot.get();
   slot = std::make_unique<ModelFrame>();
   slot->instance = std::move(inst);
-  slot->prefix = parent.prefix + affixes.prefix;
-  slot->suffix = parent.suffix + affixes.suffix;
+  slot->names = parent.names.nested(affixes);
   // Float and bool arguments: given in the submodel's construction, else
   // their literal defaults.
   const ast::ModelDecl *decl = slot->info().decl;

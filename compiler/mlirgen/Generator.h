@@ -129,8 +129,7 @@ struct IntOperand {
 /// One instance of a model: the entry model or an inlined submodel.
 struct ModelFrame {
   std::shared_ptr<const sema::ModelInstance> instance; // concrete
-  std::string prefix;                                  // "fc1.", "layers.0."
-  std::string suffix;                 // after each state name: "_l2" (sema::StateAffixes)
+  sema::StateAffixes names;           // its state's names: "fc1.weight", "weight_l2"
   llvm::StringMap<double> scalarArgs; // float/bool arguments
   llvm::StringMap<std::unique_ptr<ModelFrame>> children;
 
@@ -138,7 +137,7 @@ struct ModelFrame {
   sema::Substitution subst() const { return sema::substitutionFor(*instance); }
   /// The weights-file name of this instance's state `name` (an entry fn
   /// argument of that name).
-  std::string stateKey(llvm::StringRef name) const { return prefix + name.str() + suffix; }
+  std::string stateKey(llvm::StringRef name) const { return names.name(name); }
 };
 
 /// The locals of one inlined fn call.

@@ -235,24 +235,20 @@ bool collectState(const ModelInstance &inst, const StateAffixes &affixes, const 
   Substitution subst = substitutionFor(inst);
   for (const StateInfo &s : inst.model->state)
     if (presentIn(s.presence, subst)) {
-      out.push_back(
-          {affixes.prefix + s.name + affixes.suffix, s.isBuffer, subst.apply(s.type), s.fillValue});
+      out.push_back({affixes.name(s.name), s.isBuffer, subst.apply(s.type), s.fillValue});
       paths.push_back(path + s.name);
     }
   for (const SubmodelInfo &sub : inst.model->submodels) {
     if (!presentIn(sub.presence, subst))
       continue;
-    auto nested = [&](const StateAffixes &inner) {
-      return StateAffixes{affixes.prefix + inner.prefix, affixes.suffix + inner.suffix};
-    };
     Type t = subst.apply(sub.type);
     if (t.kind() == Type::Kind::Model && t.instance) {
-      if (!collectState(*t.instance, nested(stateAffixes(sub, subst, std::nullopt)),
+      if (!collectState(*t.instance, affixes.nested(stateAffixes(sub, subst, std::nullopt)),
                         path + sub.name + ".", depth + 1, out, paths, error))
         return false;
     } else if (t.kind() == Type::Kind::ModelList && t.instances) {
       for (size_t i = 0; i < t.instances->size(); ++i)
-        if (!collectState(*(*t.instances)[i], nested(stateAffixes(sub, subst, i)),
+        if (!collectState(*(*t.instances)[i], affixes.nested(stateAffixes(sub, subst, i)),
                           path + sub.name + "." + std::to_string(i) + ".", depth + 1, out, paths,
                           error))
           return false;

@@ -171,6 +171,14 @@ struct SubmodelInfo {
 /// list, or what its `as` template makes of them.
 struct StateAffixes {
   std::string prefix, suffix;
+
+  /// The weights-file name of state `name` named with these affixes.
+  std::string name(llvm::StringRef state) const { return prefix + state.str() + suffix; }
+  /// A submodel's `inner` affixes inside these: both keep the path's order,
+  /// outer text first (`{}_l{k}` around `{}_reverse` is `_l2_reverse`).
+  StateAffixes nested(const StateAffixes &inner) const {
+    return {prefix + inner.prefix, suffix + inner.suffix};
+  }
 };
 /// `outer` substitutes the enclosing instance's arguments; `index` is the
 /// element of a list.
