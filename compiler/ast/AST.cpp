@@ -79,6 +79,20 @@ std::string ast::valueParamTypeText(const ValueParam &param) {
   return text + ")";
 }
 
+bool ast::isArithmetic(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Mod:
+  case BinaryOp::Pow:
+    return true;
+  default:
+    return false;
+  }
+}
+
 llvm::StringRef ast::binaryOpSpelling(BinaryOp op) {
   switch (op) {
   case BinaryOp::Add:

@@ -235,6 +235,8 @@ enum class BinaryOp : uint8_t {
   Or
 };
 llvm::StringRef binaryOpSpelling(BinaryOp op); // "+", "@", "and", ...
+/// `+ - * / % **`: arithmetic on numbers (not `@`, comparisons, `and`/`or`).
+bool isArithmetic(BinaryOp op);
 
 class BinaryExpr : public Expr {
 public:

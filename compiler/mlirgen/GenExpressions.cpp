@@ -392,7 +392,7 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
   // (`t + reverse * (T - 1 - 2 * t)`).
   for (auto [value, operand] : {std::pair{&lhs, binary.lhs.get()}, {&rhs, binary.rhs.get()}}) {
     const sema::ExprInfo *info = program.typeOf(operand);
-    if (value->kind == GenValue::Kind::Scalar && binary.op <= ast::BinaryOp::Pow && info &&
+    if (value->kind == GenValue::Kind::Scalar && ast::isArithmetic(binary.op) && info &&
         info->type.kind() == sema::Type::Kind::Bool)
       value->isInt = true;
   }

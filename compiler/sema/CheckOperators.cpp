@@ -24,20 +24,6 @@ using namespace modelc::sema::detail;
 // Operators
 //===----------------------------------------------------------------------===//
 
-static bool isArithmetic(ast::BinaryOp op) {
-  switch (op) {
-  case ast::BinaryOp::Add:
-  case ast::BinaryOp::Sub:
-  case ast::BinaryOp::Mul:
-  case ast::BinaryOp::Div:
-  case ast::BinaryOp::Mod:
-  case ast::BinaryOp::Pow:
-    return true;
-  default:
-    return false;
-  }
-}
-
 static bool isComparison(ast::BinaryOp op) {
   switch (op) {
   case ast::BinaryOp::Eq:
@@ -55,7 +41,7 @@ static bool isComparison(ast::BinaryOp op) {
 /// A bool in scalar arithmetic is the int 0 or 1, as in Python and in dims
 /// (`(1 + bidirectional) * hidden_size`).
 static Value boolAsInt(const Value &x, ast::BinaryOp op) {
-  if (x.type.kind() != Type::Kind::Bool || !isArithmetic(op))
+  if (x.type.kind() != Type::Kind::Bool || !ast::isArithmetic(op))
     return x;
   Value v = x;
   v.type = Type::integer(x.type.intValue);
@@ -141,7 +127,7 @@ Value Checker::checkBinary(const ast::BinaryExpr &b, const Value &lhsIn, const V
       diags_.report(DiagId::ExpectedBoolMask, t.range(), op, typeStr(t));
       return fail(b, {&lhs, &rhs});
     }
-  } else if (dtype == ast::DType::Bool && isArithmetic(b.op)) {
+  } else if (dtype == ast::DType::Bool && ast::isArithmetic(b.op)) {
     diags_.report(DiagId::TypeMismatch, t.range(), "a numeric tensor", typeStr(t))
         .primary("`" + op.str() + "` does not apply to bool tensors");
     return fail(b, {&lhs, &rhs});
