@@ -74,16 +74,16 @@ int64_t blockedOffset(const View5 &view, int64_t n, int64_t c, int64_t y, int64_
   return ((n * (channels / 16) + c / 16) * height * width + y * width + x) * 16 + c % 16;
 }
 
-/// Between nChw16c storage (`view.data`) and a contiguous NCHW copy
-/// (`plain`), for the loops that run when oneDNN does not.
-void convertBlocked(const View5 &view, float *plain, bool toPlain) {
-  int64_t channels = view.sizes[1] * view.sizes[2], height = view.sizes[3], width = view.sizes[4];
-  for (int64_t n = 0; n < view.sizes[0]; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t y = 0; y < height; ++y)
-        for (int64_t x = 0; x < width; ++x) {
-          float &p = plain[((n * channels + c) * height + y) * width + x];
-          float &b = view.data[blockedOffset(view, n, c, y, x)];
+/// Between nChw16c storage (`blocked.data`) and an NCHW view of any strides
+/// (`plain`, one group), for the loops that run when oneDNN does not.
+void convertBlocked(const View5 &blocked, const View5 &plain, bool toPlain) {
+  for (int64_t n = 0; n < plain.sizes[0]; ++n)
+    for (int64_t c = 0; c < plain.sizes[2]; ++c)
+      for (int64_t y = 0; y < plain.sizes[3]; ++y)
+        for (int64_t x = 0; x < plain.sizes[4]; ++x) {
+          float &p = plain.data[n * plain.strides[0] + c * plain.strides[2] + y * plain.strides[3] +
+                                x * plain.strides[4]];
+          float &b = blocked.data[blockedOffset(blocked, n, c, y, x)];
           if (toPlain)
             p = b;
           else
@@ -577,23 +577,26 @@ void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
     return;
 #endif
   // The loops read and write NCHW: blocked operands go through copies.
+  auto plainCopy = [](const View5 &blocked, std::vector<float> &storage) {
+    storage.resize(size_t(blocked.sizes[0] * blocked.sizes[1] * blocked.sizes[2] *
+                          blocked.sizes[3] * blocked.sizes[4]));
+    return contiguous(storage.data(), blocked.sizes);
+  };
   std::vector<float> plainIn, plainOut;
   if (params.srcBlocked) {
-    plainIn.resize(size_t(in.sizes[0] * in.sizes[1] * in.sizes[2] * in.sizes[3] * in.sizes[4]));
-    convertBlocked(in, plainIn.data(), true);
-    in = contiguous(plainIn.data(), in.sizes);
+    View5 plain = plainCopy(in, plainIn);
+    convertBlocked(in, plain, true);
+    in = plain;
   }
   View5 blockedOut = out;
   if (params.dstBlocked) {
-    plainOut.resize(
-        size_t(out.sizes[0] * out.sizes[1] * out.sizes[2] * out.sizes[3] * out.sizes[4]));
-    out = contiguous(plainOut.data(), out.sizes);
+    out = plainCopy(blockedOut, plainOut);
     if (params.accumulate)
-      convertBlocked(blockedOut, plainOut.data(), true);
+      convertBlocked(blockedOut, out, true);
   }
   convLoop(in, w, out, params);
   if (params.dstBlocked)
-    convertBlocked(blockedOut, plainOut.data(), false);
+    convertBlocked(blockedOut, out, false);
 }
 
 } // namespace
@@ -700,12 +703,7 @@ extern "C" void modelc_to_blocked16_ciface(UnrankedMemRefType<float> *input,
     return;
   }
 #endif
-  for (int64_t n = 0; n < in.sizes[0]; ++n)
-    for (int64_t c = 0; c < in.sizes[2]; ++c)
-      for (int64_t y = 0; y < in.sizes[3]; ++y)
-        for (int64_t x = 0; x < in.sizes[4]; ++x)
-          out.data[blockedOffset(out, n, c, y, x)] = in.data[n * in.strides[0] + c * in.strides[2] +
-                                                             y * in.strides[3] + x * in.strides[4]];
+  convertBlocked(out, in, false);
 }
 
 extern "C" void

@@ -476,8 +476,11 @@ void shareBlockedInputs(ModuleOp module) {
         builder, loc, declareRuntimeFunction(module, kToBlocked16Function, {unranked, unranked}),
         ValueRange{memref::CastOp::create(builder, loc, unranked, input), blockedArg});
     for (func::CallOp call : readers) {
+      auto plainCast = call->getOperand(0).getDefiningOp<memref::CastOp>();
       call->setOperand(0, blockedArg);
       addFlag(call, kSrcBlocked16);
+      if (plainCast->use_empty()) // each reader had its own cast of the input
+        plainCast->erase();
     }
   }
 }
