@@ -135,22 +135,19 @@ def deep():
              ("gru_9_layers_bidirectional", nn.GRU,
               dict(num_layers=9, bias=False, bidirectional=True, batch_first=True)))
     for name, cls, kwargs in cases:
-        layer, g, x, (out, state) = seeded_case(cls, kwargs)
+        layer, g, x, _ = seeded_case(cls, kwargs)
         rows = kwargs["num_layers"] * (2 if kwargs.get("bidirectional") else 1)
         h_0 = torch.randn(rows, 3, 16, generator=g)
-        outputs = {"output": out}
         if cls is nn.LSTM:
             c_0 = torch.randn(rows, 3, 16, generator=g)
-            out0, (h0_n, c0_n) = layer(x, (h_0, c_0))
-            outputs.update(h_n=state[0], c_n=state[1], output_from=out0, h_n_from=h0_n,
-                           c_n_from=c0_n)
+            out, (h_n, c_n) = layer(x, (h_0, c_0))
+            outputs = dict(output_from=out, h_n_from=h_n, c_n_from=c_n)
             inputs = [x, h_0, c_0]
         else:
-            out0, h0_n = layer(x, h_0)
-            outputs.update(h_n=state, output_from=out0, h_n_from=h0_n)
+            out, h_n = layer(x, h_0)
+            outputs = dict(output_from=out, h_n_from=h_n)
             inputs = [x, h_0]
         save(os.path.join(LIT, "stdlib", "Inputs", name), layer, inputs, outputs)
-
 
 def main():
     if sys.argv[1:] == ["multi-layer"]:
