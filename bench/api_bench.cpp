@@ -8,16 +8,17 @@
 // bench/cpu_vs_pytorch.py:
 //
 //   modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... --output OUT.f32
-//                    [--threads N] [--warmup N] [--device cuda:N]
+//                    [--threads N] [--warmup N] [--device cuda:N] [--tf32]
 //   stdin: `time N` -> one line of N per-call times in nanoseconds; `quit`
 //
 // With --device cuda:N (for bench/gpu_vs_pytorch.py) the model is
 // instantiated there, the input is copied to the GPU once, and each timed
 // call is `call` plus reading the result back to the host (the read waits
-// for the GPU), as the PyTorch side times forward + `.cpu()`.
+// for the GPU), as the PyTorch side times forward + `.cpu()`; --tf32 is
+// CompileOptions::tf32 (f32 matmuls and convolutions on TF32 tensor cores).
 //
-// ARGS is `in=784,hidden=256` or `-`; INPUT.f32 holds the input's float32
-// values, row-major, of shape DIM...
+// ARGS is `in=784,hidden=256` (ints, or a dtype: `dtype=bf16`) or `-`; INPUT.f32 holds the input's
+// float32 values, row-major, of shape DIM...
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +58,13 @@ modelc::api::ModelArgs parseArgs(const std::string &text) {
     size_t eq = item.find('=');
     if (eq == std::string::npos)
       fail("model argument without '=': " + item);
-    args.emplace_back(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
+    std::string value = item.substr(eq + 1);
+    // An int, or a dtype such as `bf16` (which the API takes as a string).
+    bool isInt = !value.empty() && value.find_first_not_of("-0123456789") == std::string::npos;
+    if (isInt)
+      args.emplace_back(item.substr(0, eq), std::stoll(value));
+    else
+      args.emplace_back(item.substr(0, eq), value);
   }
   return args;
 }
@@ -81,6 +88,7 @@ int main(int argc, char **argv) {
   int threads = 1;
   int warmup = 20;
   std::string deviceName = "cpu";
+  modelc::api::CompileOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--output" && i + 1 < argc)
@@ -89,6 +97,8 @@ int main(int argc, char **argv) {
       threads = std::atoi(argv[++i]);
     else if (arg == "--device" && i + 1 < argc)
       deviceName = argv[++i];
+    else if (arg == "--tf32")
+      options.tf32 = true;
     else if (arg == "--warmup" && i + 1 < argc)
       warmup = std::max(1, std::atoi(argv[++i]));
     else
@@ -96,7 +106,7 @@ int main(int argc, char **argv) {
   }
   if (positional.size() < 6)
     fail("usage: modelc-api-bench FILE.mdl MODEL ARGS WEIGHTS INPUT.f32 DIM... "
-         "[--output OUT.f32] [--threads N] [--warmup N] [--device cuda:N]");
+         "[--output OUT.f32] [--threads N] [--warmup N] [--device cuda:N] [--tf32]");
   modelc::api::Device device = check(modelc::api::Device::parse(deviceName), "--device");
   bool onHost = deviceName == "cpu";
   setLibraryThreads(threads);
@@ -112,7 +122,7 @@ int main(int argc, char **argv) {
     fail("cannot read " + positional[4]);
 
   auto start = std::chrono::steady_clock::now();
-  auto program = check(modelc::api::Program::compileFile(positional[0]), "compile");
+  auto program = check(modelc::api::Program::compileFile(positional[0], options), "compile");
   auto model =
       check(program.instantiate(positional[1], device, parseArgs(positional[2])), "instantiate");
   modelc::api::Status loaded = model.loadWeights(positional[3]);

@@ -10,7 +10,7 @@ machine without LLVM, run it from a build packed with
 
 For each model x input the same random weights (torch.manual_seed(0), written
 once as .safetensors) and the same input go to every side. fp32 with TF32 off
-on both sides. The input is already on the GPU; every timed forward reads its
+on both sides (--tf32: on, on both sides). The input is already on the GPU; every timed forward reads its
 result back to host memory (which waits for the GPU), on both sides:
 
   modelc         api: Function::call of the embedding API on the CUDA driver
@@ -24,11 +24,19 @@ result back to host memory (which waits for the GPU), on both sides:
                  graph: the eager forward captured once in a CUDA graph
                    (torch.cuda.CUDAGraph), replayed, then out.cpu()
                  compile: torch.compile (inductor, default mode), then .cpu()
+                   (--compile picks the rows: each takes 10-20 s to compile)
                  compile-max: torch.compile(mode="max-autotune-no-cudagraphs")
                    with --max-autotune (minutes of autotuning per model)
 
+With --dtype bf16 or f16 (the MLP blocks only) both sides compute in that
+dtype with f32 at the edges: modelc runs bench/mlp_block_dtype.mdl, PyTorch
+module.to(dtype) between x.to(dtype) and .float(); the weights are the same
+rounded values on both sides.
+
 Every side's output is checked against the model run in float64 on the CPU
-first (normalised max error <= 1e-4); a failure stops the benchmark. Blocks of
+(with the dtype's rounded weights) first: normalised max error <= 1e-4 in f32,
+<= 1e-2 in f16 and 5e-2 in bf16 (a guard against wrong results, not
+PyTorch's per-element tolerance); a failure stops the benchmark. Blocks of
 forwards run interleaved, the order rotating every round. Times are per
 forward: median and min over every timed forward; ratios are of medians from
 the same run. The table names the GPU, driver, torch and commit.
@@ -47,7 +55,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from bench_common import ChildSide, check_parity, interleaved_samples, median  # noqa: E402
 
-PARITY = 1e-4
+PARITY = {"f32": 1e-4, "f16": 1e-2, "bf16": 5e-2}
+# The models --dtype applies to: bench/mlp_block_dtype.mdl's MlpBlock.
+HALF_MODELS = ("mlp_block_256", "mlp_block_4096_tokens")
 
 # (model, batch, label): issue 13's rows. mlp_block_256 takes (b, 8, 256);
 # mlp_block at batch 8 is 8 x 512 tokens of 1024 (the "4096 tokens" row).
@@ -104,6 +114,21 @@ def cuda_graph_forward(torch, module, x):
     return replay
 
 
+class AtDtype:
+    """module in `dtype` between f32 edges: what bench/mlp_block_dtype.mdl does."""
+
+    def __init__(self, torch, module, dtype):
+        self.module = module.to(dtype)
+        self.dtype = dtype
+
+    def __call__(self, x):
+        return self.module(x.to(self.dtype)).float()
+
+
+def wants_compile(opts, name, batch):
+    return opts.compile == "all" or "%s:%d" % (name, batch) in opts.compile.split(",")
+
+
 def modelc_side(opts, gemm):
     """The column of modelc with MODELC_CUDA_GEMM=`gemm`."""
     return "modelc api" if opts.gemm == ["auto"] else "modelc %s" % gemm
@@ -116,11 +141,17 @@ def bench_config(opts, torch, models, name, batch):
     if name == "mlp_block_4096_tokens":
         shape = lambda b: (b, 512, 1024)  # noqa: E731
     device = torch.device(opts.device)
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[opts.dtype]
     torch.manual_seed(0)
     module = ctor().eval()
-    weights = os.path.join(opts.work, key + ".safetensors")
+    if opts.dtype != "f32":
+        # The rounded weights are the model: the reference uses them too.
+        module = module.to(dtype).float()
+        mdl, args = "bench/mlp_block_dtype.mdl", args + ",dtype=" + opts.dtype
+    weights = os.path.join(opts.work, "%s_%s.safetensors" % (key, opts.dtype))
     if not os.path.exists(weights):
-        write_safetensors(weights, module.state_dict())
+        write_safetensors(weights, module.to(dtype).state_dict())
+        module.float()
     gen = torch.Generator().manual_seed(1234)
     x = torch.randn(*shape(batch), generator=gen)
     stem = os.path.join(opts.work, "%s_b%d" % (name, batch))
@@ -129,6 +160,8 @@ def bench_config(opts, torch, models, name, batch):
         reference = module.double()(x.double()).numpy()
         module.float()
     module = module.to(device)
+    if opts.dtype != "f32":
+        module = AtDtype(torch, module, dtype)
     xd = x.to(device)
 
     sides, outputs, children, reports, compile_ms = {}, {}, [], {}, {}
@@ -138,7 +171,8 @@ def bench_config(opts, torch, models, name, batch):
         out = "%s_api_%s.f32" % (stem, gemm)
         api = ChildSide([opts.api_bench, os.path.join(ROOT, mdl), model_name, args or "-",
                          weights, stem + ".f32"] + [str(d) for d in x.shape]
-                        + ["--output", out, "--device", opts.device, "--warmup", "10"], env)
+                        + ["--output", out, "--device", opts.device, "--warmup", "10"]
+                        + (["--tf32"] if opts.tf32 else []), env)
         children.append(api)
         outputs[side] = np.fromfile(out, dtype="<f4")
         sides[side] = api.time
@@ -151,19 +185,22 @@ def bench_config(opts, torch, models, name, batch):
     replay = cuda_graph_forward(torch, module, xd)
     outputs["graph"] = replay().numpy()
     sides["graph"] = lambda n: time_forward(torch, replay, n)
-    compile_modes = [("compile", {})] if hasattr(torch, "compile") else []
+    compile_modes = [("compile", {})] if wants_compile(opts, name, batch) else []
     if opts.max_autotune and compile_modes:
         compile_modes.append(("compile-max", {"mode": "max-autotune-no-cudagraphs"}))
     compile_s = {}
     for label, kwargs in compile_modes:
-        compiled = torch.compile(module, **kwargs)
+        compiled = torch.compile(module.module if opts.dtype != "f32" else module, **kwargs)
+        if opts.dtype != "f32":
+            compiled = (lambda c: lambda x: c(x.to(dtype)).float())(compiled)
         start = time.perf_counter()
         with torch.inference_mode():
             outputs[label] = compiled(xd).cpu().numpy()
         compile_s[label] = time.perf_counter() - start
         sides[label] = (lambda c: lambda n: time_forward(torch, lambda: c(xd).cpu(), n))(compiled)
 
-    errors = check_parity(outputs, reference, children, "%s batch %d" % (name, batch), PARITY)
+    errors = check_parity(outputs, reference, children, "%s batch %d" % (name, batch),
+                          PARITY[opts.dtype])
 
     per_call = {}
     for side, run in sides.items():
@@ -196,12 +233,25 @@ def main():
     parser.add_argument("--gemm", default="auto",
                         help="comma-separated MODELC_CUDA_GEMM values, one modelc column each: "
                              "auto (measured, the default), own, cublaslt")
+    parser.add_argument("--compile", default="all",
+                        help="the rows torch.compile runs: all, none, or MODEL:BATCH,... "
+                             "(mlp_block_4096_tokens:8,mlp:64)")
+    parser.add_argument("--dtype", default="f32", choices=("f32", "bf16", "f16"),
+                        help="both sides in this dtype (rows of %s only)" % ", ".join(HALF_MODELS))
+    parser.add_argument("--tf32", action="store_true",
+                        help="f32 matmuls and convolutions on TF32 tensor cores on both sides "
+                             "(modelc --tf32; torch allow_tf32); the parity limit becomes 1e-2")
     parser.add_argument("--work", default="/tmp/modelc-gpu-bench")
     parser.add_argument("--json", help="also write the rows here")
     opts = parser.parse_args()
     opts.gemm = [g for g in opts.gemm.split(",") if g]
     if not opts.gemm or any(g not in ("auto", "own", "cublaslt") for g in opts.gemm):
         parser.error("--gemm takes auto, own and cublaslt, comma-separated")
+    if opts.dtype != "f32":
+        opts.models = ",".join(m for m in (opts.models.split(",") if opts.models else HALF_MODELS)
+                               if m in HALF_MODELS)
+        if not opts.models:
+            parser.error("--dtype %s runs %s only" % (opts.dtype, ", ".join(HALF_MODELS)))
 
     try:
         import torch
@@ -213,19 +263,26 @@ def main():
     opts.api_bench = os.path.join(opts.build, "bin", "modelc-api-bench")
     if not os.path.exists(opts.api_bench):
         sys.exit("no %s: build modelc first (--build)" % opts.api_bench)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = opts.tf32
+    torch.backends.cudnn.allow_tf32 = opts.tf32
+    if opts.tf32:
+        PARITY["f32"] = 1e-2
     from torch_models import MODELS
     os.makedirs(opts.work, exist_ok=True)
 
     index = torch.device(opts.device).index or 0
     props = torch.cuda.get_device_properties(index)
-    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader",
-                             "-i", str(index)], capture_output=True, text=True).stdout.strip()
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
+                                 "--format=csv,noheader", "-i", str(index)],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        driver = ""
     load = os.getloadavg()
-    print("%s (%d SMs, %.0f GiB), driver %s; torch %s (CUDA %s); modelc %s; TF32 off; "
+    print("%s (%d SMs, %.0f GiB), driver %s; torch %s (CUDA %s); modelc %s; %s; "
           "load %.2f" % (props.name, props.multi_processor_count, props.total_memory / 2**30,
-                         driver or "?", torch.__version__, torch.version.cuda, commit(), load[0]))
+                         driver or "?", torch.__version__, torch.version.cuda, commit(),
+                         opts.dtype + (", TF32 on" if opts.tf32 else ", TF32 off"), load[0]))
     wanted = set(filter(None, opts.models.split(",")))
     rows = []
     if not hasattr(torch, "compile"):
@@ -235,6 +292,8 @@ def main():
             + (["compile-max"] if opts.max_autotune else []))
     header = ("| model | input | " + " | ".join("%s med / min µs" % c for c in cols)
               + " | eager/modelc | graph/modelc | compile/modelc |")
+    cell = lambda row, c: "%.1f / %.1f" % row[c] if c in row else "-"  # noqa: E731
+    ratio = lambda row, c: "%.2f" % (row[c][0] / row[ours_col][0]) if c in row else "-"  # noqa
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     for name, batch in CONFIGS:
@@ -242,11 +301,9 @@ def main():
             continue
         row = bench_config(opts, torch, MODELS, name, batch)
         rows.append(row)
-        ours = row[ours_col][0]
-        print("| %s | %s | %s | %.2f | %.2f | %.2f |"
-              % (name, row["input"], " | ".join("%.1f / %.1f" % row[c] for c in cols),
-                 row["eager"][0] / ours, row["graph"][0] / ours, row["compile"][0] / ours),
-              flush=True)
+        print("| %s | %s | %s | %s | %s | %s |"
+              % (name, row["input"], " | ".join(cell(row, c) for c in cols),
+                 ratio(row, "eager"), ratio(row, "graph"), ratio(row, "compile")), flush=True)
     print()
     if len(opts.gemm) > 1:
         print("(ratios against %s)" % ours_col)
