@@ -402,6 +402,36 @@ void Planner::finishValue(mlir::Operation *op, ValueInfo &v) {
 // Shapes
 //===----------------------------------------------------------------------===//
 
+/// Dynamic dim `d` of a reshape from `from` (whose dims are `in`) to `to`.
+/// A pure expand or collapse may have several dynamic dims, each tied to its
+/// group (an input dim split into result dims, or input dims merged into
+/// one); any other reshape has one, the elements left by the static dims.
+static SizeExpr reshapedDim(mlir::RankedTensorType from, mlir::RankedTensorType to,
+                            llvm::ArrayRef<SizeExpr> in, int64_t d) {
+  if (auto groups = mlir::mdl::pureReshapeGroups(from, to)) {
+    if (to.getRank() >= from.getRank()) { // expand: a group of result dims per input dim
+      for (auto [inputDim, group] : llvm::enumerate(*groups))
+        if (llvm::is_contained(group, d)) {
+          int64_t known = 1;
+          for (int64_t r : group)
+            if (r != d)
+              known *= to.getDimSize(r);
+          return SizeExpr::floorDiv(in[inputDim], known);
+        }
+    } else { // collapse: result dim d merges its group of input dims
+      SizeExpr merged(1);
+      for (int64_t i : (*groups)[d])
+        merged = merged * in[i];
+      return merged;
+    }
+  }
+  SizeExpr known(1);
+  for (int64_t i = 0; i < to.getRank(); ++i)
+    if (!to.isDynamicDim(i))
+      known = known * to.getDimSize(i);
+  return SizeExpr::floorDiv(product(in), known);
+}
+
 llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operation *op) {
   auto type = mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
   llvm::SmallVector<SizeExpr, 4> shape;
@@ -445,12 +475,8 @@ llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operat
           }
           dim = kept[d];
         })
-        .Case<mlir::mdl::ReshapeOp>([&](auto) {
-          SizeExpr known(1);
-          for (int64_t i = 0; i < rank; ++i)
-            if (!type.isDynamicDim(i))
-              known = known * type.getDimSize(i);
-          dim = SizeExpr::floorDiv(product(operandShape(0)), known);
+        .Case<mlir::mdl::ReshapeOp>([&](mlir::mdl::ReshapeOp r) {
+          dim = reshapedDim(r.getInput().getType(), type, operandShape(0), d);
         })
         .Case<mlir::mdl::TransposeOp>([&](auto t) {
           int64_t from = d == int64_t(t.getDim0())   ? int64_t(t.getDim1())

@@ -147,9 +147,43 @@ func.func @forward(%x: !g) -> tensor<?x2x4xf32, #mdl.device<cuda:0>> {
   ASSERT_EQ(p->steps.size(), 3u); // exp, sum, sub: no copy kernels
   unsigned views = llvm::count_if(p->buffers, [](const Buffer &b) { return b.viewOf.has_value(); });
   EXPECT_EQ(views, 2u);
-  // The reshape's `?` is the element count over the static dims.
+  // The reshape splits dim 1 and keeps `?`, the input's dim 0.
   const Buffer &reshaped = *llvm::find_if(p->buffers, [](const Buffer &b) { return b.viewOf; });
-  EXPECT_EQ(reshaped.shape[0].str(), "floordiv(8 * B, 8)");
+  EXPECT_EQ(reshaped.shape[0].str(), "B");
+}
+
+// Splitting heads ([B, T, 256] -> [B, T, 4, 64]) and merging them back keep
+// each dynamic dim tied to its own input dim (each once was B * T).
+TEST_F(PartitionTest, ReshapesWithSeveralDynamicDimsKeepEachDim) {
+  module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+!x = tensor<?x?x256xf32, #mdl.device<cuda:0>>
+!h = tensor<?x?x4x64xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !x) -> (!x, tensor<?x64xf32, #mdl.device<cuda:0>>) {
+  %e = mdl.exp %x : !x
+  %r = mdl.reshape %e : !x -> !h
+  %t = mdl.exp %r : !h
+  %m = mdl.reshape %t : !h -> !x
+  %n = mdl.reshape %t : !h -> tensor<?x64xf32, #mdl.device<cuda:0>>
+  return %m, %n : !x, tensor<?x64xf32, #mdl.device<cuda:0>>
+}
+)mlir",
+                                                   &context);
+  ASSERT_TRUE(bool(module));
+  PlanOptions options;
+  options.inputDimNames = {{"B", "T"}};
+  llvm::Expected<DevicePlan> p = buildDevicePlan(*module, options);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  std::vector<std::string> shapes;
+  for (const Buffer &b : p->buffers)
+    if (b.viewOf) {
+      std::string shape;
+      for (const SizeExpr &d : b.shape)
+        shape += (shape.empty() ? "" : ", ") + d.str();
+      shapes.push_back(shape);
+    }
+  // The last merges two dynamic dims into one: the elements over the 64.
+  EXPECT_EQ(shapes, (std::vector<std::string>{"B, T, 4, 64", "B, T, 256",
+                                              "floordiv(256 * B * T, 64), 64"}));
 }
 
 TEST_F(PartitionTest, HalfTypesWidenOnLoadAndRoundOnStore) {
