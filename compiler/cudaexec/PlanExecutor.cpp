@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <set>
 
 namespace modelc::cudaexec {
@@ -183,9 +184,57 @@ public:
 // Compiling
 //===----------------------------------------------------------------------===//
 
-PlanExecutor::PlanExecutor(DevicePlan plan) : devicePlan(std::move(plan)) {}
+struct PlanExecutor::OutputBlocks {
+  struct Block {
+    cuda::CudaBackend *backend;
+    int device;
+    cuda::DeviceAddress address;
+    size_t bytes;
+  };
+  /// Enough for a few results of each output kept by the caller at once.
+  static constexpr size_t maxIdle = 8;
+
+  std::mutex mutex;
+  std::vector<Block> idle;
+  bool closed = false; ///< the executor is gone: blocks given back are freed
+
+  std::optional<cuda::DeviceAddress> take(int device, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t i = 0; i < idle.size(); ++i)
+      if (idle[i].device == device && idle[i].bytes == bytes) {
+        cuda::DeviceAddress address = idle[i].address;
+        idle.erase(idle.begin() + i);
+        return address;
+      }
+    return std::nullopt;
+  }
+  void give(const Block &block) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!closed && idle.size() < maxIdle) {
+        idle.push_back(block);
+        return;
+      }
+    }
+    llvm::consumeError(block.backend->free(block.device, block.address));
+  }
+  void close() {
+    std::vector<Block> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      closed = true;
+      blocks.swap(idle);
+    }
+    for (const Block &block : blocks)
+      llvm::consumeError(block.backend->free(block.device, block.address));
+  }
+};
+
+PlanExecutor::PlanExecutor(DevicePlan plan)
+    : devicePlan(std::move(plan)), outputBlocks(std::make_shared<OutputBlocks>()) {}
 
 PlanExecutor::~PlanExecutor() {
+  outputBlocks->close();
   graph.reset();
   releaseArenas();
   releaseState();
@@ -699,16 +748,18 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
     int device = buffer.device.index;
     cuda::CudaBackend *backend = backends[device];
     if (residency == Residency::OnDevice) {
-      // A copy of its own, freed with the tensor's last copy: the kept
+      // A copy of its own, given back with the tensor's last copy: the kept
       // memory is the next run's.
+      size_t bytes = std::max<size_t>(run.bytes(id), 1);
+      std::optional<cuda::DeviceAddress> reused = outputBlocks->take(device, bytes);
       llvm::Expected<cuda::DeviceAddress> address =
-          backend->allocate(device, std::max<size_t>(run.bytes(id), 1));
+          reused ? llvm::Expected<cuda::DeviceAddress>(*reused) : backend->allocate(device, bytes);
       if (!address)
         return withContext(address.takeError(), "output " + llvm::Twine(buffer.index + 1) + ": ");
-      std::shared_ptr<const void> release(reinterpret_cast<const void *>(uintptr_t(*address)),
-                                          [backend, device, address = *address](const void *) {
-                                            llvm::consumeError(backend->free(device, address));
-                                          });
+      std::shared_ptr<const void> release(
+          reinterpret_cast<const void *>(uintptr_t(*address)),
+          [blocks = outputBlocks, block = OutputBlocks::Block{backend, device, *address, bytes}](
+              const void *) { blocks->give(block); });
       if (run.bytes(id))
         if (llvm::Error error =
                 backend->copyDeviceToDeviceAsync(device, *address, slot.address, run.bytes(id)))
@@ -725,8 +776,10 @@ PlanExecutor::run(llvm::ArrayRef<runtime::Tensor> inputs, Residency residency) {
         return withContext(std::move(error), "output " + llvm::Twine(buffer.index + 1) + ": ");
     outputs.push_back(std::move(host));
   }
-  if (llvm::Error error = synchronizeAll())
-    return error;
+  // Results left on a GPU are read through its stream, which waits then.
+  if (residency == Residency::HostBytes)
+    if (llvm::Error error = synchronizeAll())
+      return error;
   return outputs;
 }
 

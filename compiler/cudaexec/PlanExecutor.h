@@ -149,7 +149,9 @@ public:
 
   /// Runs the plan on `inputs` (one per Input buffer, in index order) and
   /// returns the outputs in index order: host tensors, or with
-  /// Residency::OnDevice tensors on their buffers' devices.
+  /// Residency::OnDevice tensors on their buffers' devices. Host results
+  /// are complete on return; GPU results are enqueued on the device's stream
+  /// (a backend's plain copies wait for them, and report a failed kernel).
   llvm::Expected<std::vector<runtime::Tensor>> run(llvm::ArrayRef<runtime::Tensor> inputs,
                                                    Residency residency = Residency::HostBytes);
 
@@ -237,7 +239,13 @@ private:
     cuda::DeviceAddress base = 0;
     size_t capacity = 0;
   };
-  std::vector<Arena> arenas;     ///< by device
+  std::vector<Arena> arenas; ///< by device
+  /// Device memory of outputs handed to callers (Residency::OnDevice). A
+  /// block comes back when the caller's last copy of its tensor goes, and a
+  /// later output of its size takes it instead of a new allocation (shared
+  /// with the tensors, which may outlive the executor).
+  struct OutputBlocks;
+  std::shared_ptr<OutputBlocks> outputBlocks;
   std::vector<StateSlot> kept;   ///< by BufferId (separate allocations)
   std::vector<size_t> keptBytes; ///< by BufferId
   /// The GPU a graph can capture the whole plan on; -1 when none can.

@@ -210,7 +210,10 @@ public:
   /// shape E0604, symbolic dims E0605, device E0606: each names the
   /// parameter, the expected and the found type) and runs the fn. Never
   /// converts or copies an input to another device. Thread-safe.
-  /// Returns one tensor per result of the fn, in order.
+  /// Returns one tensor per result of the fn, in order. A result on a GPU
+  /// is returned once its work is enqueued on that GPU's one stream: reading
+  /// it (copyToHost, toVector, to(cpu)) waits for it, and reports there a
+  /// kernel that failed.
   Result<std::vector<Tensor>> callResults(const std::vector<Tensor> &inputs) const;
   /// callResults for a fn with one result: that tensor. A fn with several
   /// results is an error here (use callResults).

@@ -173,17 +173,26 @@ public:
   llvm::Error free(int device, DeviceAddress address) override {
     return driver.free(device, address);
   }
+  // The plain copies go on the device's stream too and wait for it: a result
+  // that a run left on the GPU is read after the run's work, without a wait
+  // at the end of every run.
   llvm::Error copyHostToDevice(int device, DeviceAddress destination, const void *source,
                                size_t bytes) override {
-    return driver.copyHostToDevice(device, destination, source, bytes);
+    if (llvm::Error error = copyHostToDeviceAsync(device, destination, source, bytes))
+      return error;
+    return synchronize(device);
   }
   llvm::Error copyDeviceToHost(int device, void *destination, DeviceAddress source,
                                size_t bytes) override {
-    return driver.copyDeviceToHost(device, destination, source, bytes);
+    if (llvm::Error error = copyDeviceToHostAsync(device, destination, source, bytes))
+      return error;
+    return synchronize(device);
   }
   llvm::Error copyDeviceToDevice(int device, DeviceAddress destination, DeviceAddress source,
                                  size_t bytes) override {
-    return driver.copyDeviceToDevice(device, destination, source, bytes);
+    if (llvm::Error error = copyDeviceToDeviceAsync(device, destination, source, bytes))
+      return error;
+    return synchronize(device);
   }
   llvm::Error copyPeer(int destinationDevice, DeviceAddress destination, int sourceDevice,
                        DeviceAddress source, size_t bytes) override {

@@ -693,6 +693,48 @@ TEST_F(FakeDriverTest, CapturesAGraphOnceAndReplaysItUntilTheShapesChange) {
   resetCalls();
 }
 
+// The embedding API's way: results stay on the GPU. A run enqueues its work
+// and returns without waiting; reading a result waits on the same stream;
+// an output's memory, once its tensor is gone, serves the next run's output.
+TEST_F(FakeDriverTest, AResultLeftOnTheGpuIsWaitedForOnlyWhenRead) {
+  std::unique_ptr<PlanExecutor> executor = compileOnDriver();
+  ASSERT_TRUE(executor);
+  auto input = driverBackend->allocate(0, 3 * 4 * sizeof(float));
+  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
+  runtime::Tensor x = runtime::Tensor::borrowMutable(runtime::DType::F32, {3, 4},
+                                                     reinterpret_cast<void *>(uintptr_t(*input)),
+                                                     nullptr, runtime::Device::cuda(0));
+  auto runOnDevice = [&] {
+    auto outputs = executor->run({x}, Residency::OnDevice);
+    EXPECT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+    return outputs ? std::move(*outputs) : std::vector<runtime::Tensor>{};
+  };
+  std::vector<runtime::Tensor> kept = runOnDevice(); // captures the graph
+  kept = runOnDevice();
+  resetCalls();
+  kept = runOnDevice(); // the previous result's block comes back here
+  kept = runOnDevice();
+  for (const char *waits : {"cuStreamSynchronize", "cuCtxSynchronize"})
+    EXPECT_EQ(calls(waits), 0) << waits;
+  EXPECT_EQ(calls("cuGraphLaunch"), 2);
+  EXPECT_EQ(calls("cuMemcpyDtoDAsync"), 2) << "each result copied out of the arena";
+  EXPECT_EQ(calls("cuMemAlloc"), 0) << "outputs reuse the blocks of dropped results";
+  EXPECT_EQ(calls("cuMemFree"), 0);
+  ASSERT_EQ(kept.size(), 1u);
+  resetCalls();
+  float values[12];
+  ASSERT_FALSE(driverBackend->copyDeviceToHost(
+      0, values, cuda::DeviceAddress(reinterpret_cast<uintptr_t>(kept[0].data())), sizeof values));
+  EXPECT_EQ(calls("cuMemcpyDtoHAsync"), 1) << "on the stream the run's work went to";
+  EXPECT_EQ(calls("cuStreamSynchronize"), 1);
+  EXPECT_EQ(calls("cuMemcpyDtoH"), 0);
+  kept.clear();
+  resetCalls();
+  executor.reset();
+  EXPECT_GE(calls("cuMemFree"), 2) << "the arena and the idle output blocks";
+  ASSERT_FALSE(driverBackend->free(0, *input));
+}
+
 TEST_F(FakeDriverTest, AGraphThatCannotBeCapturedFallsBackToTheStream) {
   setenv("MODELC_FAKE_CUDA_CAPTURE_RESULT", "900", 1);
   std::unique_ptr<PlanExecutor> executor = compileOnDriver();
@@ -1048,9 +1090,7 @@ TEST_F(CublasLtPlanTest, TheRestOfTheEpilogueRunsAfterTheLibraryCall) {
 TEST_F(CublasLtPlanTest, AGemmOverStepsThatAreNotItsOwnIsAPlanError) {
   plan.gemms[0].stepCount = 2;
   PlanOptions result = options();
-  result.backends = [this](int) -> llvm::Expected<cuda::CudaBackend &> {
-    return *driverBackend;
-  };
+  result.backends = [this](int) -> llvm::Expected<cuda::CudaBackend &> { return *driverBackend; };
   auto executor = PlanExecutor::compile(plan, result);
   ASSERT_FALSE(bool(executor));
   EXPECT_EQ(failureText(executor.takeError()),
