@@ -3,9 +3,11 @@
 # important first: the golden cuda tests on the driver, bench/gpu_vs_pytorch.py
 # (f32 with each way of running the matrix products, bf16, TF32), then
 # compute-sanitizer on the kernel forms (f32 and bf16 tiles, cuBLASLt, CUDA
-# graphs). Each step has its own time limit inside one overall budget and
-# writes its log to OUT as it runs, so a run that is cut off still returns
-# what it did; OUT/steps.log says what ran, how long, and how it exited.
+# graphs). Each step has its own time limit inside one overall budget; after
+# each, OUT/gpu-check.tgz is rewritten with every log so far (one file: the
+# device tool returns only a few files per call), so a run that is cut off
+# still returns what it did; its steps.log says what ran, how long, and how
+# it exited.
 #
 #   tools/gpu-check.sh ARCHIVE OUT [BUDGET_SECONDS]
 #
@@ -13,6 +15,7 @@
 # ../shared/tools/gpu-pack.sh (a machine without LLVM can run it).
 set -u
 archive=$1 out=$2 budget=${3:-540}
+logs=$(mktemp -d /tmp/gpu-check.XXXXXX)
 mkdir -p "$out"
 start=$(date +%s)
 deadline=$((start + budget))
@@ -24,14 +27,15 @@ step() {
   shift 2
   left=$((deadline - $(date +%s)))
   if ((left < 15)); then
-    echo "[$(($(date +%s) - start))s] $name: skipped, budget spent" | tee -a "$out/steps.log"
+    echo "[$(($(date +%s) - start))s] $name: skipped, budget spent" | tee -a "$logs/steps.log"
     return
   fi
   ((limit > left)) && limit=$left
-  echo "[$(($(date +%s) - start))s] $name (limit ${limit}s)" | tee -a "$out/steps.log"
-  timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
+  echo "[$(($(date +%s) - start))s] $name (limit ${limit}s)" | tee -a "$logs/steps.log"
+  timeout -k 5 "$limit" "$@" >"$logs/$name.log" 2>&1
   rc=$?
-  echo "[$(($(date +%s) - start))s] $name: exit $rc" | tee -a "$out/steps.log"
+  echo "[$(($(date +%s) - start))s] $name: exit $rc" | tee -a "$logs/steps.log"
+  tar czf "$out/gpu-check.tgz" -C "$logs" .
 }
 
 {
@@ -41,9 +45,9 @@ step() {
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   nproc
   uptime
-} >"$out/machine.txt" 2>&1
+} >"$logs/machine.txt" 2>&1
 
-tar -xJf "$archive" -C / || { echo "cannot unpack $archive" | tee -a "$out/steps.log"; exit 1; }
+tar -xJf "$archive" -C / || { echo "cannot unpack $archive"; exit 1; }
 build=$(cat /opt/mc/build-dir)
 export LD_LIBRARY_PATH=/opt/mc/stubs:/opt/mc/lib:$build/lib
 export MODELC_CACHE_DIR=/tmp/modelc-kernels
@@ -56,7 +60,7 @@ bench() {
   local name=$1 limit=$2
   shift 2
   step "$name" "$limit" python3 -u bench/gpu_vs_pytorch.py --build "$build" --work "$work" \
-    --rounds 5 --block-ms 30 --json "$out/$name.json" "$@"
+    --rounds 5 --block-ms 30 --json "$logs/$name.json" "$@"
 }
 all=own,cublaslt,auto
 bench bench-mlp_block_4096 70 --models mlp_block_4096_tokens --gemm $all
@@ -87,9 +91,36 @@ sanitize() { # NAME TOOL GEMM DIM HIDDEN DTYPE INPUT
     --cuda=driver --report --weights "$work/${key}_$6.safetensors" \
     --input "$work/$7.npy@cuda:0" --output "/tmp/$1.npy"
 }
+# Where the GPU time of a forward goes, kernel by kernel (graph nodes
+# included), through the embedding API as the bench runs it.
+profile() { # NAME MODEL ARGS WEIGHTS INPUT DIM...
+  local name=$1 file=$2 model=$3 args=$4 weights=$5 input=$6
+  shift 6
+  local run=("$build/bin/modelc-api-bench" "$file" "$model" "$args" "$work/$weights"
+    "$work/$input" "$@" --device cuda:0 --warmup 3)
+  if command -v nsys >/dev/null; then
+    step "$name" 60 sh -c 'printf "time 100\nquit\n" | nsys profile --cuda-graph-trace=node \
+      --stats=true --force-overwrite=true -o "/tmp/$0" "$@"' "$name" "${run[@]}"
+  else
+    step "$name" 60 sh -c 'printf "time 3\nquit\n" | ncu --metrics gpu__time_duration.sum \
+      --print-summary per-kernel "$@"' "$name" "${run[@]}"
+  fi
+}
+export MODELC_CUDA=driver
+profile profile-lenet5-b1 examples/lenet5.mdl LeNet5 - lenet5_f32.safetensors lenet5_b1.f32 1 1 28 28
+profile profile-resnet-b64 examples/resnet_basic_block.mdl BasicBlock \
+  in_planes=64,planes=128,stride=2 resnet_block_f32.safetensors resnet_block_b64.f32 64 64 16 16
+profile profile-bf16-block-b1 bench/mlp_block_dtype.mdl MlpBlock dim=256,hidden=1024,dtype=bf16 \
+  mlp_block_256_bf16.safetensors mlp_block_256_b1.f32 1 8 256
+step memcheck-api-encoder 60 sh -c 'printf "time 3\nquit\n" | compute-sanitizer --tool memcheck \
+  --error-exitcode 9 "$@"' memcheck "$build/bin/modelc-api-bench" stdlib/nn.mdl \
+  TransformerEncoderLayer d_model=256,nhead=4,dim_feedforward=1024 \
+  "$work/encoder_layer_f32.safetensors" "$work/encoder_layer_b64.f32" 64 32 256 --device cuda:0
+
 sanitize memcheck-f32-own memcheck own 1024 4096 f32 mlp_block_4096_tokens_b8
 sanitize memcheck-f32-cublaslt memcheck cublaslt 1024 4096 f32 mlp_block_4096_tokens_b8
 sanitize memcheck-bf16-own memcheck own 1024 4096 bf16 mlp_block_4096_tokens_b8
 sanitize racecheck-bf16-own racecheck own 256 1024 bf16 mlp_block_256_b64
 sanitize racecheck-f32-own racecheck own 256 1024 f32 mlp_block_256_b64
-echo "[$(($(date +%s) - start))s] done" | tee -a "$out/steps.log"
+echo "[$(($(date +%s) - start))s] done" | tee -a "$logs/steps.log"
+tar czf "$out/gpu-check.tgz" -C "$logs" .
