@@ -16,7 +16,7 @@ torch.Generator().manual_seed(1234). Run it once with the Debian torch:
 
 (`multi-layer` writes only the num_layers / bias / batch_first cases,
 `directions` only the bidirectional / h_n / c_n / initial-state ones,
-`deep` only the 9- and 10-layer ones.)
+`deep` only the 9- and 10-layer ones, `proj` only the proj_size ones.)
 """
 
 import os
@@ -149,6 +149,25 @@ def deep():
             inputs = [x, h_0]
         save(os.path.join(LIT, "stdlib", "Inputs", name), layer, inputs, outputs)
 
+
+def proj():
+    """std.nn LSTM with proj_size (h projected by weight_hr_l<k> to proj_size
+    features, c keeping hidden_size): 2 bidirectional layers from zeros, and
+    one layer from given initial states."""
+    torch.set_grad_enabled(False)
+    layer, _, x, (out, (h_n, c_n)) = seeded_case(
+        nn.LSTM, dict(num_layers=2, bidirectional=True, proj_size=5, batch_first=True))
+    save(os.path.join(LIT, "stdlib", "Inputs", "lstm_proj_bidirectional"), layer, [x],
+         dict(output=out, h_n=h_n, c_n=c_n, output_last=h_n[-1]))
+    layer, g, x, _ = seeded_case(nn.LSTM, dict(proj_size=4, batch_first=True))
+    # lstm(x, (h_0, c_0)): h_0 has proj_size features, c_0 hidden_size.
+    h_0 = torch.randn(1, 3, 4, generator=g)
+    c_0 = torch.randn(1, 3, 16, generator=g)
+    out, (h_n, c_n) = layer(x, (h_0, c_0))
+    save(os.path.join(LIT, "stdlib", "Inputs", "lstm_proj_from"), layer, [x, h_0, c_0],
+         dict(output_from=out, h_n_from=h_n, c_n_from=c_n))
+
+
 def main():
     if sys.argv[1:] == ["multi-layer"]:
         return multi_layer()
@@ -156,6 +175,8 @@ def main():
         return directions()
     if sys.argv[1:] == ["deep"]:
         return deep()
+    if sys.argv[1:] == ["proj"]:
+        return proj()
     torch.set_grad_enabled(False)
 
     # --- an Elman RNN written out by hand (tests/lit/loops/Inputs/rnn.mdl) --
@@ -201,6 +222,7 @@ def main():
     multi_layer()
     directions()
     deep()
+    proj()
 
 
 if __name__ == "__main__":
