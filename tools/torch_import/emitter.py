@@ -603,17 +603,13 @@ class ModelEmitter:
 
     def recurrent_args(self, m, loc):
         """std.nn LSTM/GRU's arguments; the options it has not, by name."""
-        kind = type(m).__name__
-        proj_size = getattr(m, "proj_size", 0)
-        if proj_size:
-            raise unsupported("`nn.%s(proj_size=%r)`" % (kind, proj_size), loc,
-                              help_text="std.nn's %s has no projection of h" % kind)
-        # num_layers, bias and bidirectional are checked against std.nn by
-        # require_std_nn. batch_first stays std.nn's default (true): a
-        # time-first call is transposed around it.
+        # num_layers, bias, bidirectional and LSTM's proj_size are checked
+        # against std.nn by require_std_nn. batch_first stays std.nn's
+        # default (true): a time-first call is transposed around it.
         return "%d, %d%s" % (m.input_size, m.hidden_size, keyword_args(
             ("num_layers", m.num_layers, 1), ("bias", m.bias, True),
-            ("bidirectional", m.bidirectional, False)))
+            ("bidirectional", m.bidirectional, False),
+            ("proj_size", getattr(m, "proj_size", 0), 0)))
 
     def encoder_layer_args(self, m, loc):
         """std.nn TransformerEncoderLayer's arguments for PyTorch's options."""
