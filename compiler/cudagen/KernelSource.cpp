@@ -800,6 +800,23 @@ GemmOperandLayout operandLayout(const MatmulOperand &op, unsigned kDim, unsigned
 
 } // namespace
 
+/// Whether `lhs @ rhs -> out` can run as one GEMM over the batch dims and
+/// M together: rhs a matrix (the same for every batch), lhs's buffer exactly
+/// [batch..., M, K] as out's batch dims (row b * M + m is then at offset
+/// (b * M + m) * K, as out's at (b * M + m) * N).
+static bool foldsBatchIntoRows(const MatmulOperand &lhs, const MatmulOperand &rhs,
+                               const BufferRef &out) {
+  unsigned rank = out.shape.size();
+  if (rank < 3 || rhs.shape.size() != 2 || lhs.shape.size() != rank ||
+      lhs.buffer.shape.size() != rank)
+    return false;
+  for (unsigned d = 0; d < rank; ++d)
+    if (lhs.dimMap[d] != int(d) || !(lhs.buffer.shape[d] == lhs.shape[d]) ||
+        (d + 2 < rank && !(lhs.shape[d] == out.shape[d])))
+      return false;
+  return true;
+}
+
 std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int device,
                                            const MatmulOperand &lhs, const MatmulOperand &rhs,
                                            const ExprPtr &epilogue, const BufferRef &out,
@@ -810,6 +827,20 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
   SizeExpr m = out.shape[rank - 2], n = out.shape[rank - 1];
   SizeExpr k = lhs.shape.back();
   SizeExpr batches = product(batchShape);
+  // [B..., M, K] @ [K, N] with the lhs laid out as it is indexed: one GEMM
+  // of B... * M rows, so that a small batch of short sequences still gets a
+  // tile class and split-K for all its rows (as B GEMMs of M rows it got
+  // neither). The epilogue's coordinates come back from the folded row.
+  const bool folded = foldsBatchIntoRows(lhs, rhs, out);
+  MatmulOperand lhsRows = lhs;
+  SizeExpr rows = m, gemms = batches;
+  if (folded) {
+    rows = batches * m;
+    gemms = 1;
+    lhsRows.buffer.shape = {rows, k};
+    lhsRows.shape = {rows, k};
+    lhsRows.dimMap = {0, 1};
+  }
   DType acc = accumulatorType(out.dtype);
   GemmMath math = chooseGemmMath(lhs.buffer.dtype, rhs.buffer.dtype, out.dtype, precision);
   const bool onHalf = math == GemmMath::HalfMma;
@@ -819,7 +850,7 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
   GemmOperandLayout bLayout = operandLayout(rhs, rhs.shape.size() - 2, rhs.shape.size() - 1);
 
   std::vector<GeneratedKernel> kernels;
-  std::vector<GemmVariant> variants = chooseGemmVariants(m, n, k, batches, math);
+  std::vector<GemmVariant> variants = chooseGemmVariants(rows, n, k, gemms, math);
   for (const GemmVariant &v : variants) {
     std::optional<BufferRef> workspace;
     if (v.mayTakeSplits())
@@ -831,8 +862,8 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     w.line(llvm::formatv("// {0} GEMM: {1}; block (x, y) computes the tile at rows "
                          "blockIdx.x, columns blockIdx.y",
                          v.sizeClass, v.tile.str()));
-    w.line(llvm::formatv("const int64_t M = {0}, N = {1}, K = {2}, batches = {3};", w.size(m),
-                         w.size(n), w.size(k), w.size(batches)));
+    w.line(llvm::formatv("const int64_t M = {0}, N = {1}, K = {2}, batches = {3};", w.size(rows),
+                         w.size(n), w.size(k), w.size(gemms)));
     w.line("const int64_t total = batches * M * N;");
     emitKSlice(w, v);
     if (v.mayTakeSplits())
@@ -842,13 +873,15 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     w.setDepth(1);
     if (v.mayTakeSplits())
       w.line("const int64_t batch = 0;");
-    w.coordinates(batchShape, "batch", "b");
+    if (!folded)
+      w.coordinates(batchShape, "batch", "b");
     w.line(llvm::formatv("{0}(",
                          gemmTileCall(v.tile, aLayout, bLayout, accType, cType(lhs.buffer.dtype))));
     w.line(llvm::formatv("    M, N, kBegin, kEnd, blockIdx.x * (int64_t){0}, blockIdx.y * "
                          "(int64_t){1},",
                          v.tile.blockM, v.tile.blockN));
-    std::string aElement = a + "[" + operandOffset(w, lhs, batchShape.size(), "row", "ka") + "]";
+    std::string aElement =
+        a + "[" + operandOffset(w, lhsRows, folded ? 0 : batchShape.size(), "row", "ka") + "]";
     std::string bElement = b + "[" + operandOffset(w, rhs, batchShape.size(), "kb", "col") + "]";
     if (onHalf) {
       w.line(llvm::formatv("    [&](int64_t row, int64_t ka) -> const uint16_t * {{ return "
@@ -869,9 +902,14 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     storePartialSum(w, v, partial, "i");
     ExprEmitter emitter(w, out.shape, "acc", "i");
     if (epilogue) {
+      if (folded) {
+        w.line(llvm::formatv("const int64_t folded_batch = row / {0};", w.size(m)));
+        w.coordinates(batchShape, "folded_batch", "b");
+      }
       for (unsigned d = 0; d + 2 < rank; ++d)
         w.line(llvm::formatv("const int64_t c{0} = b{0};", d));
-      w.line(llvm::formatv("const int64_t c{0} = row;", rank - 2));
+      w.line(llvm::formatv(folded ? "const int64_t c{0} = row % {1};" : "const int64_t c{0} = row;",
+                           rank - 2, w.size(m)));
       w.line(llvm::formatv("const int64_t c{0} = col;", rank - 1));
       w.line(
           llvm::formatv("{0}[i] = {1};", outName, storeValue(out.dtype, emitter.emit(epilogue))));
@@ -885,7 +923,7 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     w.setFlops((SizeExpr(2) * batches * m * n * k +
                 SizeExpr(int64_t(emitter.operations())) * product(out.shape)) *
                v.active);
-    setGemmLaunch(w, v, m, n, SizeExpr::min(batches, 65535), /*rowsOnX=*/true);
+    setGemmLaunch(w, v, rows, n, SizeExpr::min(gemms, 65535), /*rowsOnX=*/true);
     std::string how = v.mayTakeSplits() ? ", K split over blockIdx.z" : "";
     kernels.push_back(
         scaledByRuns(w.finish(llvm::formatv("tiled matmul {0} @ {1} -> {2}{3}; {4} ({5}){6}",

@@ -303,6 +303,42 @@ GemmCases makeCases(std::vector<Flavour> flavours = {Exact, Tf32, F16, Bf16}) {
             return y;
           });
     }
+    // The same layer over a sequence, [B, 5, K] @ W.T + bias + residual +
+    // a term per position [5, N] + a term per batch element [B, N]: one
+    // GEMM of 5 * B rows (split-K at B = 1 and 40), the epilogue's
+    // coordinates taken back from the folded row.
+    {
+      const int64_t depth = isHalfType(t) ? 136 : 100;
+      BufferRef x = g.buffer({b, 5, depth}, t), w = g.buffer({129, depth}, t),
+                bias = g.buffer({129}, t), residual = g.buffer({b, 5, 129}, t),
+                position = g.buffer({5, 129}, t), perBatch = g.buffer({b, 129}, t),
+                out = g.buffer({b, 5, 129}, t);
+      ExprPtr epilogue = binary("add",
+                                binary("add",
+                                       binary("add", binary("add", accumulator(), load(bias, {2})),
+                                              load(residual, {0, 1, 2})),
+                                       load(position, {1, 2})),
+                                load(perBatch, {0, 2}));
+      MatmulOperand lhs = plain(x), rhs = transposed(w);
+      std::vector<GeneratedKernel> kernels =
+          matmulKernels(origin("sequence"), 0, lhs, rhs, epilogue, out, g.workspace(), f.precision);
+      for (const char *line : {"const int64_t M = 5 * B, N = 129, K = ",
+                               "const int64_t folded_batch = row / 5;", "c1 = row % 5;"})
+        EXPECT_NE(kernels[0].source.find(line), std::string::npos) << line << kernels[0].source;
+      add(f, "sequence_projection_residual", std::move(kernels),
+          {x, w, bias, residual, position, perBatch}, out, {1, 40},
+          sizeClasses({b * 5, 129}, depth, f.math()), depth,
+          [=](const std::vector<std::vector<float>> &in, int64_t batch) {
+            SymbolValues s = bind(batch);
+            std::vector<double> y =
+                referenceMatmul(lhs, rhs, in[0], in[1], evaluated(out.shape, s), s);
+            for (int64_t r = 0; r < batch * 5; ++r)
+              for (int64_t o = 0; o < 129; ++o)
+                y[r * 129 + o] += in[2][o] + in[3][r * 129 + o] + in[4][(r % 5) * 129 + o] +
+                                  in[5][(r / 5) * 129 + o];
+            return y;
+          });
+    }
     // Every transposition of M x K @ K x N (static: one medium kernel, K
     // split in two): 37x70x45 has odd strides (element loads); f16 takes
     // 40x64x48 instead, every row 16-byte aligned (cp.async). Either way
