@@ -196,6 +196,10 @@ public:
   }
   llvm::Error copyPeer(int destinationDevice, DeviceAddress destination, int sourceDevice,
                        DeviceAddress source, size_t bytes) override {
+    // The peer copy is not on either stream: it follows their work.
+    for (int device : {sourceDevice, destinationDevice})
+      if (llvm::Error error = synchronize(device))
+        return error;
     return driver.copyPeer(destinationDevice, destination, sourceDevice, source, bytes);
   }
 

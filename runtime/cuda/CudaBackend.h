@@ -9,11 +9,11 @@
 // user sees.
 //
 // `launch` and the plain copies are synchronous: they return when the work
-// has finished, with its error (on the driver they go on the device's
-// stream, after whatever was enqueued there). The *Async forms enqueue on the device's one
-// stream (the driver; on the emulator they are the synchronous calls) and the
-// host waits in synchronize(); a CUDA graph records what one stream runs and
-// replays it with one call (the driver only: supportsGraphs()).
+// has finished, with its error (on the driver they follow whatever was
+// enqueued on the device's stream). The *Async forms enqueue on the device's
+// one stream (the driver; on the emulator they are the synchronous calls)
+// and the host waits in synchronize(); a CUDA graph records what one stream
+// runs and replays it with one call (the driver only: supportsGraphs()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MODELC_RUNTIME_CUDA_CUDABACKEND_H

@@ -432,6 +432,7 @@ CUresult fake_cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source, size_
 
 CUresult fake_cuMemcpyPeer(CUdeviceptr destination, CUcontext destinationContext,
                            CUdeviceptr source, CUcontext sourceContext, size_t bytes) {
+  count("cuMemcpyPeer");
   if (!destinationContext || !sourceContext)
     return InvalidContext;
   std::lock_guard<std::mutex> lock(state().mutex);

@@ -735,6 +735,19 @@ TEST_F(FakeDriverTest, AResultLeftOnTheGpuIsWaitedForOnlyWhenRead) {
   ASSERT_FALSE(driverBackend->free(0, *input));
 }
 
+// A peer copy is not on either device's stream: it waits for both first, so
+// it reads a result a run left pending (the API's Tensor::to(cuda:M)).
+TEST_F(FakeDriverTest, APeerCopyFollowsTheWorkOnBothStreams) {
+  auto from = driverBackend->allocate(0, 64), to = driverBackend->allocate(0, 64);
+  ASSERT_TRUE(from && to);
+  resetCalls();
+  ASSERT_FALSE(driverBackend->copyPeer(0, *to, 0, *from, 64));
+  EXPECT_EQ(calls("cuStreamSynchronize"), 2);
+  EXPECT_EQ(calls("cuMemcpyPeer"), 1);
+  ASSERT_FALSE(driverBackend->free(0, *from));
+  ASSERT_FALSE(driverBackend->free(0, *to));
+}
+
 TEST_F(FakeDriverTest, AGraphThatCannotBeCapturedFallsBackToTheStream) {
   setenv("MODELC_FAKE_CUDA_CAPTURE_RESULT", "900", 1);
   std::unique_ptr<PlanExecutor> executor = compileOnDriver();
