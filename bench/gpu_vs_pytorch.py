@@ -10,8 +10,9 @@ machine without LLVM, run it from a build packed with
 
 For each model x input the same random weights (torch.manual_seed(0), written
 once as .safetensors) and the same input go to every side. fp32 with TF32 off
-on both sides (--tf32: on, on both sides). The input is already on the GPU; every timed forward reads its
-result back to host memory (which waits for the GPU), on both sides:
+on both sides (--tf32: on, on both sides). The input is already on the GPU;
+every timed forward reads its result back to host memory (which waits for
+the GPU), on both sides:
 
   modelc         api: Function::call of the embedding API on the CUDA driver
                  (modelc-api-bench --device cuda:N), plus Tensor::copyToHost;
@@ -115,10 +116,10 @@ def cuda_graph_forward(torch, module, x):
 
 
 class AtDtype:
-    """module in `dtype` between f32 edges: what bench/mlp_block_dtype.mdl does."""
+    """`module` (in `dtype`) between f32 edges: what bench/mlp_block_dtype.mdl does."""
 
-    def __init__(self, torch, module, dtype):
-        self.module = module.to(dtype)
+    def __init__(self, module, dtype):
+        self.module = module
         self.dtype = dtype
 
     def __call__(self, x):
@@ -161,7 +162,7 @@ def bench_config(opts, torch, models, name, batch):
         module.float()
     module = module.to(device)
     if opts.dtype != "f32":
-        module = AtDtype(torch, module, dtype)
+        module = AtDtype(module.to(dtype), dtype)
     xd = x.to(device)
 
     sides, outputs, children, reports, compile_ms = {}, {}, [], {}, {}
@@ -190,9 +191,10 @@ def bench_config(opts, torch, models, name, batch):
         compile_modes.append(("compile-max", {"mode": "max-autotune-no-cudagraphs"}))
     compile_s = {}
     for label, kwargs in compile_modes:
-        compiled = torch.compile(module.module if opts.dtype != "f32" else module, **kwargs)
-        if opts.dtype != "f32":
-            compiled = (lambda c: lambda x: c(x.to(dtype)).float())(compiled)
+        if isinstance(module, AtDtype):
+            compiled = AtDtype(torch.compile(module.module, **kwargs), dtype)
+        else:
+            compiled = torch.compile(module, **kwargs)
         start = time.perf_counter()
         with torch.inference_mode():
             outputs[label] = compiled(xd).cpu().numpy()
