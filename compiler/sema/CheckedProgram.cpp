@@ -172,8 +172,18 @@ llvm::SmallVector<const ModelInstance *, 4> instancesOf(const SubmodelInfo &sub)
   return insts;
 }
 
-void collectExactDivisions(const ModelInfo &model, unsigned depth,
-                           std::vector<ExactDivision> &out) {
+/// Whether the walk below skips `inst` under `sub`: a model that contains
+/// itself unconditionally can never be built (instantiate() says so), and
+/// walking its cycle to kMaxNesting levels took exponential time when the
+/// cycle branches (fuzz_smoke: a block holding two copies of itself).
+/// Recursion under a condition (`if n > 0 { sub = A(n - 1) }`) is walked.
+bool unconditionalCycle(const SubmodelInfo &sub, const ModelInstance &inst,
+                        llvm::ArrayRef<const ModelInfo *> path) {
+  return sub.presence.always() && llvm::is_contained(path, inst.model);
+}
+
+void collectExactDivisions(const ModelInfo &model, unsigned depth, std::vector<ExactDivision> &out,
+                           llvm::SmallVectorImpl<const ModelInfo *> &path) {
   auto add = [&](const ExactDivision &d) {
     if (d.divisor.asConstant() && d.numerator.asConstant())
       return; // reported (or fine) where it became constant
@@ -188,30 +198,34 @@ void collectExactDivisions(const ModelInfo &model, unsigned depth,
     add(d);
   if (depth > kMaxNesting)
     return;
+  path.push_back(&model);
   for (const SubmodelInfo &sub : model.submodels) {
     for (const ModelInstance *inst : instancesOf(sub)) {
-      if (!inst->model)
+      if (!inst->model || unconditionalCycle(sub, *inst, path))
         continue;
       std::vector<ExactDivision> inner;
-      collectExactDivisions(*inst->model, depth + 1, inner);
+      collectExactDivisions(*inst->model, depth + 1, inner, path);
       Substitution subst = substitutionFor(*inst);
       for (const ExactDivision &d : inner)
         add({subst.apply(d.numerator), subst.apply(d.divisor),
              sub.decl ? sub.decl->init->range : d.range});
     }
   }
+  path.pop_back();
 }
 
-void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Requirement> &out) {
+void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Requirement> &out,
+                         llvm::SmallVectorImpl<const ModelInfo *> &path) {
   out.insert(out.end(), model.requirements.begin(), model.requirements.end());
   if (depth > kMaxNesting)
     return;
+  path.push_back(&model);
   for (const SubmodelInfo &sub : model.submodels) {
     for (const ModelInstance *inst : instancesOf(sub)) {
-      if (!inst->model)
+      if (!inst->model || unconditionalCycle(sub, *inst, path))
         continue;
       std::vector<Requirement> inner;
-      collectRequirements(*inst->model, depth + 1, inner);
+      collectRequirements(*inst->model, depth + 1, inner, path);
       Substitution subst = substitutionFor(*inst);
       for (Requirement r : inner) {
         r.condition = r.condition->substituted(subst);
@@ -222,6 +236,7 @@ void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Req
       }
     }
   }
+  path.pop_back();
 }
 
 bool collectState(const ModelInstance &inst, const StateAffixes &affixes, const std::string &path,
@@ -288,7 +303,8 @@ StateAffixes modelc::sema::stateAffixes(const SubmodelInfo &sub, const Substitut
 
 std::vector<Requirement> modelc::sema::requiredConditions(const ModelInfo &model) {
   std::vector<Requirement> out;
-  collectRequirements(model, 0, out);
+  llvm::SmallVector<const ModelInfo *, 8> path;
+  collectRequirements(model, 0, out, path);
   return out;
 }
 
@@ -302,7 +318,8 @@ const Requirement *modelc::sema::firstUnmet(llvm::ArrayRef<Requirement> required
 
 std::vector<ExactDivision> modelc::sema::requiredExactDivisions(const ModelInfo &model) {
   std::vector<ExactDivision> out;
-  collectExactDivisions(model, 0, out);
+  llvm::SmallVector<const ModelInfo *, 8> path;
+  collectExactDivisions(model, 0, out, path);
   return out;
 }
 
