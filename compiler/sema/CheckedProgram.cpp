@@ -172,14 +172,24 @@ llvm::SmallVector<const ModelInstance *, 4> instancesOf(const SubmodelInfo &sub)
   return insts;
 }
 
-/// Whether the walk below skips `inst` under `sub`: a model that contains
-/// itself unconditionally can never be built (instantiate() says so), and
+/// Calls `visit(sub, inst)` for each submodel instance of `model` that the
+/// collectors below descend into, with `model` on `path` meanwhile; none
+/// below kMaxNesting levels. It skips a model that contains itself
+/// unconditionally: it can never be built (instantiate() says so), and
 /// walking its cycle to kMaxNesting levels took exponential time when the
 /// cycle branches (fuzz_smoke: a block holding two copies of itself).
 /// Recursion under a condition (`if n > 0 { sub = A(n - 1) }`) is walked.
-bool unconditionalCycle(const SubmodelInfo &sub, const ModelInstance &inst,
-                        llvm::ArrayRef<const ModelInfo *> path) {
-  return sub.presence.always() && llvm::is_contained(path, inst.model);
+template <typename Visit>
+void forEachNestedInstance(const ModelInfo &model, unsigned depth,
+                           llvm::SmallVectorImpl<const ModelInfo *> &path, Visit visit) {
+  if (depth > kMaxNesting)
+    return;
+  path.push_back(&model);
+  for (const SubmodelInfo &sub : model.submodels)
+    for (const ModelInstance *inst : instancesOf(sub))
+      if (inst->model && !(sub.presence.always() && llvm::is_contained(path, inst->model)))
+        visit(sub, *inst);
+  path.pop_back();
 }
 
 void collectExactDivisions(const ModelInfo &model, unsigned depth, std::vector<ExactDivision> &out,
@@ -196,47 +206,33 @@ void collectExactDivisions(const ModelInfo &model, unsigned depth, std::vector<E
   };
   for (const ExactDivision &d : model.exactDivisions)
     add(d);
-  if (depth > kMaxNesting)
-    return;
-  path.push_back(&model);
-  for (const SubmodelInfo &sub : model.submodels) {
-    for (const ModelInstance *inst : instancesOf(sub)) {
-      if (!inst->model || unconditionalCycle(sub, *inst, path))
-        continue;
-      std::vector<ExactDivision> inner;
-      collectExactDivisions(*inst->model, depth + 1, inner, path);
-      Substitution subst = substitutionFor(*inst);
-      for (const ExactDivision &d : inner)
-        add({subst.apply(d.numerator), subst.apply(d.divisor),
-             sub.decl ? sub.decl->init->range : d.range});
-    }
-  }
-  path.pop_back();
+  forEachNestedInstance(model, depth, path,
+                        [&](const SubmodelInfo &sub, const ModelInstance &inst) {
+                          std::vector<ExactDivision> inner;
+                          collectExactDivisions(*inst.model, depth + 1, inner, path);
+                          Substitution subst = substitutionFor(inst);
+                          for (const ExactDivision &d : inner)
+                            add({subst.apply(d.numerator), subst.apply(d.divisor),
+                                 sub.decl ? sub.decl->init->range : d.range});
+                        });
 }
 
 void collectRequirements(const ModelInfo &model, unsigned depth, std::vector<Requirement> &out,
                          llvm::SmallVectorImpl<const ModelInfo *> &path) {
   out.insert(out.end(), model.requirements.begin(), model.requirements.end());
-  if (depth > kMaxNesting)
-    return;
-  path.push_back(&model);
-  for (const SubmodelInfo &sub : model.submodels) {
-    for (const ModelInstance *inst : instancesOf(sub)) {
-      if (!inst->model || unconditionalCycle(sub, *inst, path))
-        continue;
-      std::vector<Requirement> inner;
-      collectRequirements(*inst->model, depth + 1, inner, path);
-      Substitution subst = substitutionFor(*inst);
-      for (Requirement r : inner) {
-        r.condition = r.condition->substituted(subst);
-        // A submodel that exists only under a condition asserts only there.
-        if (!sub.presence.always())
-          r.condition = Condition::either(Condition::negate(sub.presence.condition), r.condition);
-        out.push_back(std::move(r));
-      }
-    }
-  }
-  path.pop_back();
+  forEachNestedInstance(
+      model, depth, path, [&](const SubmodelInfo &sub, const ModelInstance &inst) {
+        std::vector<Requirement> inner;
+        collectRequirements(*inst.model, depth + 1, inner, path);
+        Substitution subst = substitutionFor(inst);
+        for (Requirement r : inner) {
+          r.condition = r.condition->substituted(subst);
+          // A submodel that exists only under a condition asserts only there.
+          if (!sub.presence.always())
+            r.condition = Condition::either(Condition::negate(sub.presence.condition), r.condition);
+          out.push_back(std::move(r));
+        }
+      });
 }
 
 bool collectState(const ModelInstance &inst, const StateAffixes &affixes, const std::string &path,
