@@ -158,6 +158,11 @@ int main(int argc, char **argv) {
       context, *compilation.program(), compilation.sourceMgr(), *model, "forward", diags, bindings);
   if (!module)
     printDiagnosticsAndFail(diags, "cannot build the module");
+  // As CompiledModel does: the weight-only work runs once, below.
+  llvm::Expected<std::vector<exec::ResultSpec>> preparedSpecs =
+      exec::hoistStatePreparation(*module, "forward", unsigned(model->concrete.state.size()));
+  if (!preparedSpecs)
+    fail(llvm::toString(preparedSpecs.takeError()));
   jit::JitOptions jitOptions;
   jitOptions.useBlas = !noBlasOpt;
   llvm::Expected<std::unique_ptr<jit::JitModule>> compiled =
@@ -183,6 +188,14 @@ int main(int argc, char **argv) {
   std::vector<std::vector<int64_t>> descriptors;
   for (const sema::InstantiatedState &s : model->concrete.state) {
     runtime::Tensor t = weights->find(s.name)->tensor.contiguous();
+    descriptors.push_back(descriptorWords(t.data(), t.shape()));
+    keepAlive.push_back(t);
+  }
+  llvm::Expected<std::vector<runtime::Tensor>> prepared =
+      exec::runStatePreparation(**compiled, "forward", *preparedSpecs, descriptors);
+  if (!prepared)
+    fail(llvm::toString(prepared.takeError()));
+  for (const runtime::Tensor &t : *prepared) {
     descriptors.push_back(descriptorWords(t.data(), t.shape()));
     keepAlive.push_back(t);
   }

@@ -65,26 +65,6 @@ std::string describeOp(mlir::Operation *op) {
   return llvm::formatv("`{0}` at {1}", op->getName().getStringRef(), where).str();
 }
 
-std::optional<DType> dtypeOf(mlir::Type type) {
-  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type))
-    type = tensor.getElementType();
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  if (type.isInteger(1))
-    return DType::Bool;
-  if (type.isInteger(32))
-    return DType::I32;
-  if (type.isInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
-
 Device deviceOf(mlir::Type type) {
   mlir::mdl::DeviceAttr attr = mlir::mdl::getDevice(type);
   if (!attr || attr.isCpu())
@@ -1296,6 +1276,26 @@ llvm::Expected<DevicePlan> Planner::run() {
 
 llvm::Expected<DevicePlan> buildDevicePlan(mlir::ModuleOp module, const PlanOptions &options) {
   return Planner(module, options).run();
+}
+
+std::optional<DType> dtypeOf(mlir::Type type) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type))
+    type = tensor.getElementType();
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(1))
+    return DType::Bool;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64))
+    return DType::I64;
+  return std::nullopt;
 }
 
 } // namespace modelc::cudagen

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct PlanOptions {
 /// Builds the plan of `options.entry` in `module` (the module is not
 /// modified; the CPU module is printed into the plan).
 llvm::Expected<DevicePlan> buildDevicePlan(mlir::ModuleOp module, const PlanOptions &options);
+
+/// The runtime dtype of a tensor type's (or a scalar type's) elements;
+/// nullopt for one the runtime has no dtype for.
+std::optional<runtime::DType> dtypeOf(mlir::Type type);
 
 } // namespace modelc::cudagen
 

@@ -2,10 +2,14 @@
 
 #include "exec/CompiledModel.h"
 
+#include "cudagen/Partition.h"
 #include "jit/Jit.h"
+#include "lower/Passes.h"
 #include "mlirgen/MlirGen.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -33,6 +37,58 @@ void appendDescriptor(std::vector<int64_t> &words, const void *data,
 
 } // namespace
 
+llvm::Expected<std::vector<ResultSpec>>
+exec::hoistStatePreparation(mlir::ModuleOp module, llvm::StringRef fnName, unsigned numState) {
+  mlir::PassManager pm(module.getContext());
+  pm.addNestedPass<mlir::func::FuncOp>(lower::createFoldBatchNormPass());
+  pm.addPass(lower::createHoistStatePrepPass(fnName, numState));
+  if (mlir::failed(pm.run(module)))
+    return compiledModelError("internal error: preparing the state of '" + fnName + "' failed");
+  std::vector<ResultSpec> prepared;
+  auto prepare = module.lookupSymbol<mlir::func::FuncOp>(lower::preparedStateFunction(fnName));
+  if (!prepare)
+    return prepared;
+  for (mlir::Type type : prepare.getResultTypes()) {
+    auto tensor = mlir::cast<mlir::RankedTensorType>(type);
+    std::optional<runtime::DType> dtype = cudagen::dtypeOf(tensor);
+    if (!dtype || !tensor.hasStaticShape())
+      return compiledModelError("internal error: a prepared state value of type that the "
+                                "runtime cannot hold");
+    prepared.push_back({*dtype, runtime::Shape(tensor.getShape())});
+  }
+  return prepared;
+}
+
+llvm::Expected<std::vector<runtime::Tensor>>
+exec::runStatePreparation(const jit::JitModule &jit, llvm::StringRef fnName,
+                          llvm::ArrayRef<ResultSpec> prepared,
+                          llvm::ArrayRef<std::vector<int64_t>> stateDescriptors) {
+  std::vector<runtime::Tensor> values;
+  if (prepared.empty())
+    return values;
+  llvm::Expected<jit::JitModule::PackedFunction> prepare =
+      jit.lookupPacked(lower::preparedStateFunction(fnName));
+  if (!prepare)
+    return prepare.takeError();
+  std::vector<std::vector<int64_t>> outputWords;
+  for (const ResultSpec &spec : prepared) {
+    values.push_back(runtime::Tensor::zeros(spec.dtype, spec.shape));
+    appendDescriptor(outputWords.emplace_back(), values.back().mutableData(),
+                     values.back().shape());
+  }
+  // The compiled code only reads the state descriptors.
+  llvm::SmallVector<void *, 16> descriptorPointers;
+  for (const std::vector<int64_t> &words : stateDescriptors)
+    descriptorPointers.push_back(const_cast<int64_t *>(words.data()));
+  for (std::vector<int64_t> &words : outputWords)
+    descriptorPointers.push_back(words.data());
+  llvm::SmallVector<void *, 16> packed;
+  for (void *&pointer : descriptorPointers)
+    packed.push_back(&pointer);
+  (*prepare)(packed.data());
+  return values;
+}
+
 CompiledModel::~CompiledModel() = default;
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
@@ -59,6 +115,12 @@ CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr
   if (!module)
     return nullptr;
 
+  unsigned numState = unsigned(model.concrete.state.size());
+  llvm::Expected<std::vector<ResultSpec>> preparedSpecs =
+      hoistStatePreparation(*module, options.fnName, numState);
+  if (!preparedSpecs)
+    return preparedSpecs.takeError();
+
   jit::JitOptions jitOptions;
   jitOptions.optLevel = options.optLevel;
   jitOptions.useBlas = options.useBlas;
@@ -81,6 +143,15 @@ CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr
     std::vector<int64_t> words;
     appendDescriptor(words, w->tensor.data(), w->tensor.shape());
     compiled->stateDescriptors_.push_back(std::move(words));
+  }
+  // The weight-only work, once: its results are passed after the state.
+  llvm::Expected<std::vector<runtime::Tensor>> prepared =
+      runStatePreparation(**jit, options.fnName, *preparedSpecs, compiled->stateDescriptors_);
+  if (!prepared)
+    return prepared.takeError();
+  for (runtime::Tensor &value : *prepared) {
+    appendDescriptor(compiled->stateDescriptors_.emplace_back(), value.data(), value.shape());
+    compiled->preparedState_.push_back(std::move(value));
   }
   compiled->model_ = std::move(model);
   compiled->signature_ = PreparedSignature::prepare(compiled->model_, options.fnName);

@@ -43,7 +43,8 @@ class JitModule;
 }
 namespace mlir {
 class MLIRContext;
-}
+class ModuleOp;
+} // namespace mlir
 
 namespace modelc::exec {
 
@@ -65,6 +66,22 @@ struct CompileModelOptions {
   /// signature has a pack (else E0601 at create()).
   std::optional<std::vector<int64_t>> pack;
 };
+
+/// Splits what fn `fnName` of `module` (an mdl module from
+/// mlirgen::buildModule) computes from its `numState` state arguments alone
+/// into `<fnName>_prepare` (lower::createHoistStatePrepPass, after the batch
+/// norm fold that makes most of it); the fn then takes those values after
+/// the state. Returns the dtype and shape of each, in argument order; none
+/// when there is nothing to prepare.
+llvm::Expected<std::vector<ResultSpec>>
+hoistStatePreparation(mlir::ModuleOp module, llvm::StringRef fnName, unsigned numState);
+/// Runs `<fnName>_prepare` of `jit` once on the state that `stateDescriptors`
+/// describe (the words of one memref descriptor each, in argument order):
+/// one tensor per entry of `prepared` (none when it is empty).
+llvm::Expected<std::vector<runtime::Tensor>>
+runStatePreparation(const jit::JitModule &jit, llvm::StringRef fnName,
+                    llvm::ArrayRef<ResultSpec> prepared,
+                    llvm::ArrayRef<std::vector<int64_t>> stateDescriptors);
 
 class CompiledModel {
 public:
@@ -107,8 +124,12 @@ private:
   void (*entry_)(void **) = nullptr;
   /// The fn's signature derived once, for calls whose inputs fit it.
   std::optional<PreparedSignature> signature_;
-  /// Descriptor words of each state tensor, in state_dict order: built once,
-  /// only read by calls.
+  /// What the fn computes from the state alone, computed once by
+  /// `<fn>_prepare` (lower::createHoistStatePrepPass): the folded conv
+  /// weights of a batch norm, attention's gathered projections.
+  std::vector<runtime::Tensor> preparedState_;
+  /// Descriptor words of each state tensor, in state_dict order, then of
+  /// each prepared value: built once, only read by calls.
   std::vector<std::vector<int64_t>> stateDescriptors_;
 };
 

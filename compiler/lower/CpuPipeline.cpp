@@ -195,6 +195,7 @@ void registerPasses() {
   registerPass([] { return createExpandDynamicReshapesPass(); });
   registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createFoldBatchNormPass(); });
+  registerPass([] { return createHoistStatePrepPass(); });
   registerPass([] { return createReassociateReductionsPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",

@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <memory>
+#include <string>
 
 namespace modelc::lower {
 
@@ -38,6 +39,23 @@ std::unique_ptr<mlir::Pass> createExpandDynamicReshapesPass();
 /// of an mdl.conv2d into that conv (weights scaled per output channel, the
 /// shift as its bias), as torch.nn.utils.fuse_conv_bn_eval does.
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
+
+/// `mdl-hoist-state-prep{fn=F state-args=N}`: moves what fn `fnName`
+/// computes from its first `numState` arguments (the model's state) and
+/// constants alone into a new function `preparedStateFunction(fnName)`,
+/// `(state...) -> (prepared...)`, to be run once per bound weights; the fn
+/// then takes the prepared values as arguments right after the state. Views
+/// (reshape, transpose, slice) stay in the fn. Does nothing when there is
+/// nothing to prepare.
+std::unique_ptr<mlir::Pass> createHoistStatePrepPass(llvm::StringRef fnName, unsigned numState);
+std::unique_ptr<mlir::Pass> createHoistStatePrepPass();
+/// `forward` -> `forward_prepare`.
+std::string preparedStateFunction(llvm::StringRef fnName);
+/// The unit attribute mdl-hoist-state-prep puts on the fn's state and
+/// prepared arguments: their values are the same on every call, so
+/// mdl-conv-to-runtime lets the runtime keep conv weights in the library's
+/// layout (kConvConstantWeights).
+inline constexpr const char *kStateArgAttr = "mdl.state";
 
 /// `mdl-approximate-math`: rewrites f32 math.exp, expm1 and tanh into
 /// MLIR's polynomial approximations, which the loop vectorizer widens (libm

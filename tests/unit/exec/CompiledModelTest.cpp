@@ -2,13 +2,19 @@
 
 #include "exec/CompiledModel.h"
 
+#include "jit/Jit.h"
+#include "mlirgen/MlirGen.h"
 #include "sema/CheckedProgram.h"
 #include "sema/Compilation.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 
 using namespace modelc;
@@ -110,6 +116,81 @@ TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
   EXPECT_FALSE(bad->has_value());
   ASSERT_EQ(diags.diagnostics().size(), 1u);
   EXPECT_EQ(diags.diagnostics()[0].code(), "E0604");
+}
+
+// A batch norm after a conv folds into the conv's weights: that work reads
+// the state alone, so it runs once, when the model is compiled, and every
+// call reads the folded weights.
+TEST(CompiledModelTest, StateOnlyWorkIsPreparedOnceAndReadByEveryCall) {
+  constexpr const char *kConvBn = R"mdl(
+import std.nn
+
+model ConvBn<D: device>() {
+  conv = nn.Conv2d(1, 2, 1, bias: false)
+  bn = nn.BatchNorm2d(2)
+
+  fn forward(x: f32[B, 1, 2, 2] @ D) -> f32[B, 2, 2, 2] @ D {
+    return bn(conv(x))
+  }
+}
+)mdl";
+  CompileOptions options;
+  options.stdlibDir = MODELC_STDLIB_DIR;
+  Compilation c(options);
+  c.addBuffer("convbn.mdl", kConvBn);
+  ASSERT_TRUE(c.check());
+  auto model = mlirgen::instantiateModel(*c.program(), "ConvBn", "", sema::Device::cpu());
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+
+  // The split: the scaled weights [2, 1, 1, 1] and the shift [2].
+  mlir::DialectRegistry registry;
+  jit::registerJitDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlirgen::buildModule(
+      context, *c.program(), c.sourceMgr(), *model, "forward", c.diagnostics());
+  ASSERT_TRUE(bool(module));
+  auto specs = hoistStatePreparation(*module, "forward", unsigned(model->concrete.state.size()));
+  ASSERT_TRUE(bool(specs)) << llvm::toString(specs.takeError());
+  ASSERT_EQ(specs->size(), 2u);
+  EXPECT_EQ((*specs)[0].shape, (runtime::Shape{2, 1, 1, 1}));
+  EXPECT_EQ((*specs)[1].shape, (runtime::Shape{2}));
+
+  const float w[2] = {0.5f, -2.0f}, gamma[2] = {1.5f, 0.25f}, beta[2] = {0.1f, -0.3f},
+              mean[2] = {0.2f, -1.0f}, var[2] = {4.0f, 0.5f};
+  std::vector<runtime::NamedTensor> tensors = {
+      {"conv.weight", runtime::Tensor::fromValues<float>({2, 1, 1, 1}, w)},
+      {"bn.weight", runtime::Tensor::fromValues<float>({2}, gamma)},
+      {"bn.bias", runtime::Tensor::fromValues<float>({2}, beta)},
+      {"bn.running_mean", runtime::Tensor::fromValues<float>({2}, mean)},
+      {"bn.running_var", runtime::Tensor::fromValues<float>({2}, var)}};
+  llvm::Expected<std::string> bytes = runtime::serializeSafeTensors(tensors);
+  ASSERT_TRUE(bool(bytes));
+  auto file = runtime::SafeTensorsFile::fromBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(*bytes, "convbn.safetensors"));
+  ASSERT_TRUE(bool(file));
+  std::optional<runtime::LoadedWeights> weights = bindModelWeights(*model, *file, c.diagnostics());
+  ASSERT_TRUE(weights.has_value());
+  auto compiled = CompiledModel::create(*c.program(), c.sourceMgr(), *model, std::move(*weights),
+                                        CompileModelOptions(), c.diagnostics());
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  ASSERT_TRUE(*compiled != nullptr);
+
+  for (int64_t batch : {1, 3, 1}) {
+    runtime::Tensor x = pattern({batch, 1, 2, 2}, unsigned(batch));
+    DiagnosticEngine diags(c.sourceMgr());
+    auto y = (*compiled)->call({{x, runtime::Device::cpu(), "x"}}, diags);
+    ASSERT_TRUE(y && *y) << (y ? "diagnostics" : llvm::toString(y.takeError()));
+    llvm::ArrayRef<float> in = x.values<float>(), out = (*y)->values<float>();
+    ASSERT_EQ(out.size(), size_t(batch * 8));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int o = 0; o < 2; ++o)
+        for (int p = 0; p < 4; ++p) {
+          double conv = double(w[o]) * in[size_t(b * 4 + p)];
+          double want = (conv - mean[o]) / std::sqrt(double(var[o]) + 1e-5) * gamma[o] + beta[o];
+          EXPECT_NEAR(out[size_t((b * 2 + o) * 4 + p)], want, 1e-5)
+              << "batch " << batch << " image " << b << " channel " << o;
+        }
+  }
 }
 
 } // namespace
