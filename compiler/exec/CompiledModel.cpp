@@ -3,6 +3,7 @@
 #include "exec/CompiledModel.h"
 
 #include "cudagen/Partition.h"
+#include "jit/ConvRuntime.h"
 #include "jit/Jit.h"
 #include "lower/Passes.h"
 #include "mlirgen/MlirGen.h"
@@ -89,7 +90,14 @@ exec::runStatePreparation(const jit::JitModule &jit, llvm::StringRef fnName,
   return values;
 }
 
-CompiledModel::~CompiledModel() = default;
+CompiledModel::~CompiledModel() {
+  // The conv runtime keeps copies of constant weights by address: drop them
+  // before the memory can hold other values.
+  for (const runtime::BoundState &state : weights_.bindings())
+    jit::forgetConstantWeights(state.tensor.data(), state.tensor.nbytes());
+  for (const runtime::Tensor &value : preparedState_)
+    jit::forgetConstantWeights(value.data(), value.nbytes());
+}
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::create(const sema::CheckedProgram &program, const llvm::SourceMgr &sourceMgr,

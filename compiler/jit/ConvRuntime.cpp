@@ -65,6 +65,8 @@ struct ConvParams {
   /// The input / output buffer holds nChw16c (kConvSrcBlocked16 /
   /// kConvDstBlocked16); its view still gives the NCHW dims.
   bool srcBlocked = false, dstBlocked = false;
+  /// The weights are the same on every call (kConvConstantWeights).
+  bool constantWeights = false;
 };
 
 /// The offset of element (n, c, y, x) of an [N, C, H, W] tensor (the view's
@@ -450,6 +452,38 @@ const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, 
   return *slot; // entries are never erased, so the reference stays valid
 }
 
+/// The copies of constant weights (kConvConstantWeights) in their
+/// primitive's layout, by weight buffer and primitive. A copy is shared
+/// with the calls using it, so forgetting it while they run is safe.
+struct ConstantWeights {
+  std::mutex mutex;
+  std::map<std::pair<const float *, const CachedConv *>, dnnl::memory> copies;
+};
+
+ConstantWeights &constantWeights() {
+  static ConstantWeights *kept = new ConstantWeights(); // outlives every caller
+  return *kept;
+}
+
+/// `user`'s weights in `conv`'s layout: reordered on the first call only.
+dnnl::memory constantWeightsCopy(const CachedConv &conv, const float *data, dnnl::memory user) {
+  ConstantWeights &kept = constantWeights();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  auto [it, inserted] = kept.copies.try_emplace({data, &conv});
+  if (inserted) {
+    try {
+      it->second = dnnl::memory(conv.weights.inner, cpuEngine());
+      dnnl::stream &stream = threadStream();
+      conv.weights.toInner->execute(stream, user, it->second);
+      stream.wait();
+    } catch (...) {
+      kept.copies.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
 /// The conv (and the pooling, when `pool` is active: then `out` only gives
 /// the conv output's dims and `pooled` is written); false when oneDNN
 /// declined.
@@ -479,7 +513,9 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
           : operand(conv.dst, out.data, dstBuffer);
   if (conv.src.toInner)
     conv.src.toInner->execute(stream, srcUser, src);
-  if (conv.weights.toInner)
+  if (conv.weights.toInner && p.constantWeights)
+    weights = constantWeightsCopy(conv, w.data, weightsUser);
+  else if (conv.weights.toInner)
     conv.weights.toInner->execute(stream, weightsUser, weights);
   if (conv.dst.toInner && p.accumulate)
     conv.dst.toInner->execute(stream, dstUser, dst);
@@ -657,6 +693,7 @@ ConvParams epilogueParams(UnrankedMemRefType<float> *bias, int64_t strideH, int6
   params.activations = activations;
   params.srcBlocked = flags & kConvSrcBlocked16;
   params.dstBlocked = flags & kConvDstBlocked16;
+  params.constantWeights = flags & kConvConstantWeights;
   return params;
 }
 
@@ -722,4 +759,24 @@ modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<f
   pool.stride[0] = poolStrideH;
   pool.stride[1] = poolStrideW;
   conv2dPool(input, weight, output, params, pool);
+}
+
+size_t modelc::jit::forgetConstantWeights(const void *data, size_t bytes) {
+#if MODELC_HAVE_DNNL
+  ConstantWeights &kept = constantWeights();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  size_t dropped = 0;
+  for (auto it = kept.copies.begin(); it != kept.copies.end();) {
+    uintptr_t start = reinterpret_cast<uintptr_t>(it->first.first);
+    bool inside = start >= begin && start - begin < bytes;
+    dropped += inside;
+    it = inside ? kept.copies.erase(it) : std::next(it);
+  }
+  return dropped;
+#else
+  (void)data;
+  (void)bytes;
+  return 0; // the loops read the weights in place
+#endif
 }

@@ -5,6 +5,7 @@
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
+#include <cstddef>
 #include <cstdint>
 
 /// output += conv2d(input, weight) for f32 buffers of any strides, bound by
@@ -27,7 +28,26 @@ extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
 /// as a conv call with kConvDstBlocked16 wrote it: `mdl-conv-to-runtime`
 /// keeps a tensor that one conv writes and only convs read in that layout,
 /// so neither call reorders it.
-enum : int64_t { kConvAccumulate = 1, kConvBias = 2, kConvSrcBlocked16 = 4, kConvDstBlocked16 = 8 };
+///
+/// With kConvConstantWeights the weight buffer holds the same values on
+/// every call (a model's state, or what lower::createHoistStatePrepPass
+/// prepared from it) until modelc::jit::forgetConstantWeights covers it: its
+/// copy in the primitive's layout is made on the first call and kept.
+enum : int64_t {
+  kConvAccumulate = 1,
+  kConvBias = 2,
+  kConvSrcBlocked16 = 4,
+  kConvDstBlocked16 = 8,
+  kConvConstantWeights = 16
+};
+
+namespace modelc::jit {
+/// Drops the kept copies of constant conv weights (kConvConstantWeights)
+/// whose buffers start in [data, data + bytes): called before that memory
+/// is freed or holds other values. Safe while other threads run convs.
+/// Returns how many copies it dropped.
+size_t forgetConstantWeights(const void *data, size_t bytes);
+} // namespace modelc::jit
 
 /// output = act(conv2d(input, weight) (+ output when flags has
 /// kConvAccumulate) (+ bias[channel] when it has kConvBias)): the

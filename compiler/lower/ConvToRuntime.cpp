@@ -42,7 +42,8 @@ namespace modelc::lower {
 namespace {
 
 /// modelc_conv2d_epilogue's flags (jit/ConvRuntime.h).
-constexpr int64_t kAccumulate = 1, kBias = 2, kSrcBlocked16 = 4, kDstBlocked16 = 8;
+constexpr int64_t kAccumulate = 1, kBias = 2, kSrcBlocked16 = 4, kDstBlocked16 = 8,
+                  kConstantWeights = 16;
 /// The position of the flags among a conv call's operands.
 constexpr unsigned kFlagsOperand = 10;
 
@@ -485,6 +486,21 @@ void shareBlockedInputs(ModuleOp module) {
   }
 }
 
+/// Whether `buffer` is (a view of) an argument of its fn marked `mdl.state`:
+/// the same values on every call (lower::createHoistStatePrepPass).
+bool isStateBuffer(Value buffer) {
+  while (Operation *def = buffer.getDefiningOp()) {
+    if (!isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
+             memref::ReinterpretCastOp>(def))
+      return false;
+    buffer = def->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(buffer);
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return fn && arg.getOwner()->isEntryBlock() &&
+         fn.getArgAttr(arg.getArgNumber(), kStateArgAttr) != nullptr;
+}
+
 /// modelc_conv2d_epilogue (`extraInts` 0) or modelc_conv2d_pool (4 more:
 /// the pool's kernel and strides).
 func::FuncOp conv2dCallee(ModuleOp module, StringRef name, int extraInts) {
@@ -546,10 +562,12 @@ struct ConvToRuntimePass : PassWrapper<ConvToRuntimePass, OperationPass<ModuleOp
                      : folds.activation ? folds.activation.getDpsInitOperand(0)->get()
                                         : conv.getDpsInitOperand(0)->get();
       Value bias = folds.bias ? folds.bias : output;
+      Value weight = conv.getDpsInputOperand(1)->get();
       SmallVector<Value> args;
-      for (Value operand : {input, conv.getDpsInputOperand(1)->get(), output, bias})
+      for (Value operand : {input, weight, output, bias})
         args.push_back(memref::CastOp::create(builder, loc, unranked, operand));
-      int64_t flags = (folds.init ? 0 : kAccumulate) | (folds.bias ? kBias : 0);
+      int64_t flags = (folds.init ? 0 : kAccumulate) | (folds.bias ? kBias : 0) |
+                      (isStateBuffer(weight) ? kConstantWeights : 0);
       for (int64_t value : {strideH, strideW, folds.pad[0], folds.pad[1], dilationH, dilationW,
                             flags, folds.activation ? folds.steps.code() : int64_t(0)})
         args.push_back(arith::ConstantIntOp::create(builder, loc, value, 64));

@@ -96,3 +96,19 @@ func.func @conv_chain_dynamic_extents(%x: tensor<?x4x?x?xf32, #mdl.device<cpu>>,
   %2 = mdl.conv2d %1, %w2 {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x8x?x?xf32, #mdl.device<cpu>>, tensor<8x8x3x3xf32, #mdl.device<cpu>>) -> tensor<?x8x?x?xf32, #mdl.device<cpu>>
   return %2 : tensor<?x8x?x?xf32, #mdl.device<cpu>>
 }
+
+// Weights that are a state argument (`mdl.state`, marked by
+// mdl-hoist-state-prep), directly or through a view, are the same on every
+// call: flags 16 lets the runtime keep their copy in oneDNN's layout. An
+// input's weights are not.
+// CHECK-LABEL: func.func @state_weights(
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : i64
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : i64
+// CHECK: call @modelc_conv2d_epilogue({{.*}}, %[[C16]], %[[C0]])
+// CHECK: call @modelc_conv2d_epilogue({{.*}}, %[[C0]], %[[C0]])
+// CHECK: return
+func.func @state_weights(%w: tensor<6x8x3x3xf32, #mdl.device<cpu>> {mdl.state}, %x: tensor<?x8x10x10xf32, #mdl.device<cpu>>, %w2: tensor<6x6x1x1xf32, #mdl.device<cpu>>) -> tensor<?x6x8x8xf32, #mdl.device<cpu>> {
+  %0 = mdl.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x8x10x10xf32, #mdl.device<cpu>>, tensor<6x8x3x3xf32, #mdl.device<cpu>>) -> tensor<?x6x8x8xf32, #mdl.device<cpu>>
+  %1 = mdl.conv2d %0, %w2 {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<?x6x8x8xf32, #mdl.device<cpu>>, tensor<6x6x1x1xf32, #mdl.device<cpu>>) -> tensor<?x6x8x8xf32, #mdl.device<cpu>>
+  return %1 : tensor<?x6x8x8xf32, #mdl.device<cpu>>
+}

@@ -170,6 +170,35 @@ TEST(ConvRuntimeTest, EpilogueBiasActivationOverwriteOrAccumulate) {
       }
 }
 
+// kConvConstantWeights: the weights' copy in oneDNN's layout is made on the
+// first call and read by the next ones, even when the buffer's values change
+// (the caller promises they do not), until forgetConstantWeights drops it.
+TEST(ConvRuntimeTest, ConstantWeightsAreReorderedOnceUntilForgotten) {
+  ConvCase cc{2, 1, 16, 8, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}};
+  OwnedMemRef<float, 4> x({2, 16, 8, 8}), w({32, 16, 3, 3}), y({2, 32, 8, 8});
+  fillRandom(x.values(), 11);
+  fillRandom(w.values(), 12);
+  std::vector<float> zeros(y.values().size(), 0.0f);
+  std::vector<float> first = directConv(cc, x.values(), w.values(), zeros);
+  auto run = [&] {
+    auto inU = unranked(x), wU = unranked(w), outU = unranked(y);
+    modelc_conv2d_epilogue_ciface(&inU, &wU, &outU, &outU, 1, 1, 1, 1, 1, 1, kConvConstantWeights,
+                                  0);
+    return y.values();
+  };
+  expectNear(run(), first, 1e-4f);
+  fillRandom(w.values(), 13); // breaks the promise, to see the kept copy
+  std::vector<float> second = directConv(cc, x.values(), w.values(), zeros);
+  std::vector<float> stale = run();
+  size_t bytes = w.values().size() * sizeof(float);
+  if (forgetConstantWeights(w.values().data(), bytes) == 0)
+    GTEST_SKIP() << "no oneDNN in this build: the weights are read in place";
+  expectNear(stale, first, 1e-4f);
+  expectNear(run(), second, 1e-4f);
+  EXPECT_EQ(forgetConstantWeights(w.values().data(), bytes), 1u);
+  EXPECT_EQ(forgetConstantWeights(w.values().data(), bytes), 0u);
+}
+
 // modelc_conv2d_pool: the conv (bias, activation) and a max pool in one
 // call, the conv's output never written out: plain and blocked inputs,
 // floor-mode extents with a leftover row, overlapping windows.
