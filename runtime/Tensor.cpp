@@ -141,12 +141,17 @@ std::string formatTensorType(DType dtype, ArrayRef<int64_t> shape, Device device
 //===----------------------------------------------------------------------===//
 
 Tensor Tensor::zeros(DType dtype, ArrayRef<int64_t> shape) {
+  Tensor tensor = uninitialized(dtype, shape);
+  std::memset(tensor.Storage.get(), 0, std::max(tensor.nbytes(), Alignment));
+  return tensor;
+}
+
+Tensor Tensor::uninitialized(DType dtype, ArrayRef<int64_t> shape) {
   std::optional<int64_t> count = checkedNumElements(shape);
   assert(count && "negative dim or numel overflow");
   // Never allocate 0 bytes: a zero-element tensor still has a non-null data().
   size_t bytes = std::max(size_t(*count) * dtypeSize(dtype), Alignment);
   auto *memory = static_cast<std::byte *>(allocate_buffer(bytes, Alignment));
-  std::memset(memory, 0, bytes);
 
   Tensor tensor;
   tensor.Type = dtype;
@@ -161,7 +166,7 @@ Tensor Tensor::zeros(DType dtype, ArrayRef<int64_t> shape) {
 }
 
 Tensor Tensor::copyOf(DType dtype, ArrayRef<int64_t> shape, const void *bytes) {
-  Tensor tensor = zeros(dtype, shape);
+  Tensor tensor = uninitialized(dtype, shape);
   if (tensor.nbytes())
     std::memcpy(tensor.mutableData(), bytes, tensor.nbytes());
   return tensor;

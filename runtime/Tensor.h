@@ -118,6 +118,9 @@ public:
 
   /// A new owning, zero-filled, row-major host tensor. Dims must be >= 0.
   static Tensor zeros(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// zeros() without the fill, for a buffer whose every element is written
+  /// before it is read (a compiled fn's outputs).
+  static Tensor uninitialized(DType dtype, llvm::ArrayRef<int64_t> shape);
   /// A new owning row-major host tensor holding a copy of `bytes`
   /// (numel * dtypeSize(dtype) bytes, row-major).
   static Tensor copyOf(DType dtype, llvm::ArrayRef<int64_t> shape, const void *bytes);

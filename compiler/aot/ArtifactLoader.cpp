@@ -423,7 +423,7 @@ LoadedArtifact::callResults(llvm::StringRef fnName, const runtime::LoadedWeights
     pass(in);
   std::vector<runtime::Tensor> outputs;
   for (const auto &[spec, shape] : llvm::zip_equal(fn.results, *resultShapes)) {
-    outputs.push_back(runtime::Tensor::zeros(spec.dtype, shape));
+    outputs.push_back(runtime::Tensor::uninitialized(spec.dtype, shape));
     descriptors.emplace_back(outputs.back().mutableData(), outputs.back().shape());
   }
 

@@ -4,7 +4,8 @@
 //     mdl-to-linalg, then elementwise fusion (bias + activation after a
 //     matmul become one loop nest) that leaves matmuls alone for BLAS.
 //  2. One-shot bufferization; results become caller-provided out-params (a
-//     tensor returned twice is copied first, one buffer per result). A
+//     tensor returned twice is copied first, one buffer per result), and a
+//     result of dynamic shape is computed in its out-param, not copied. A
 //     loop's carried tensor may be a new buffer each step (an RNN's hidden
 //     state), so loops may yield allocations.
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
@@ -172,6 +173,7 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<DistinctResultsPass>());
   if (failed(parsePassPipeline(kBufferize, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (bufferization part) does not parse");
+  pm.addNestedPass<func::FuncOp>(createResultsInPlacePass());
   if (options.useBlas) {
     pm.addPass(createMatmulToBlasPass());
     pm.addPass(createConvToRuntimePass());
@@ -196,6 +198,7 @@ void registerPasses() {
   registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createFoldBatchNormPass(); });
   registerPass([] { return createHoistStatePrepPass(); });
+  registerPass([] { return createResultsInPlacePass(); });
   registerPass([] { return createReassociateReductionsPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",

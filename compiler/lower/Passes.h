@@ -57,6 +57,11 @@ std::string preparedStateFunction(llvm::StringRef fnName);
 /// layout (kConvConstantWeights).
 inline constexpr const char *kStateArgAttr = "mdl.state";
 
+/// `mdl-results-in-place`: a result buffer allocated in the fn and copied
+/// into its out-parameter at the end (a dynamic shape, which
+/// buffer-results-to-out-params leaves so) is replaced by the out-parameter.
+std::unique_ptr<mlir::Pass> createResultsInPlacePass();
+
 /// `mdl-approximate-math`: rewrites f32 math.exp, expm1 and tanh into
 /// MLIR's polynomial approximations, which the loop vectorizer widens (libm
 /// calls it cannot).
