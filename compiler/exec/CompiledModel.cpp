@@ -3,7 +3,7 @@
 #include "exec/CompiledModel.h"
 
 #include "cudagen/Partition.h"
-#include "jit/ConvRuntime.h"
+#include "jit/ConstantWeights.h"
 #include "jit/Jit.h"
 #include "lower/Passes.h"
 #include "mlirgen/MlirGen.h"
@@ -34,6 +34,22 @@ void appendDescriptor(std::vector<int64_t> &words, const void *data,
   words.insert(words.end(), shape.begin(), shape.end());
   runtime::Shape strides = runtime::rowMajorStrides(shape);
   words.insert(words.end(), strides.begin(), strides.end());
+}
+
+/// Calls a packed entry point with the descriptors `readOnly` (the state,
+/// which the compiled code only reads) then `perCall`: the packed wrapper
+/// takes a pointer to each descriptor pointer.
+void callPacked(void (*fn)(void **), llvm::ArrayRef<std::vector<int64_t>> readOnly,
+                std::vector<std::vector<int64_t>> &perCall) {
+  llvm::SmallVector<void *, 16> descriptorPointers;
+  for (const std::vector<int64_t> &words : readOnly)
+    descriptorPointers.push_back(const_cast<int64_t *>(words.data()));
+  for (std::vector<int64_t> &words : perCall)
+    descriptorPointers.push_back(words.data());
+  llvm::SmallVector<void *, 16> packed;
+  for (void *&pointer : descriptorPointers)
+    packed.push_back(&pointer);
+  fn(packed.data());
 }
 
 } // namespace
@@ -73,20 +89,11 @@ exec::runStatePreparation(const jit::JitModule &jit, llvm::StringRef fnName,
     return prepare.takeError();
   std::vector<std::vector<int64_t>> outputWords;
   for (const ResultSpec &spec : prepared) {
-    values.push_back(runtime::Tensor::zeros(spec.dtype, spec.shape));
+    values.push_back(runtime::Tensor::uninitialized(spec.dtype, spec.shape));
     appendDescriptor(outputWords.emplace_back(), values.back().mutableData(),
                      values.back().shape());
   }
-  // The compiled code only reads the state descriptors.
-  llvm::SmallVector<void *, 16> descriptorPointers;
-  for (const std::vector<int64_t> &words : stateDescriptors)
-    descriptorPointers.push_back(const_cast<int64_t *>(words.data()));
-  for (std::vector<int64_t> &words : outputWords)
-    descriptorPointers.push_back(words.data());
-  llvm::SmallVector<void *, 16> packed;
-  for (void *&pointer : descriptorPointers)
-    packed.push_back(&pointer);
-  (*prepare)(packed.data());
+  callPacked(*prepare, stateDescriptors, outputWords);
   return values;
 }
 
@@ -218,23 +225,13 @@ llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef
   // One out-parameter per result, in order (buffer-results-to-out-params).
   Results outputs;
   for (const ResultSpec &result : sig->results) {
-    runtime::Tensor output = runtime::Tensor::zeros(result.dtype, result.shape);
+    runtime::Tensor output = runtime::Tensor::uninitialized(result.dtype, result.shape);
     std::vector<int64_t> outputWords;
     appendDescriptor(outputWords, output.mutableData(), output.shape());
     callDescriptors.push_back(std::move(outputWords));
     outputs.push_back(std::move(output));
   }
 
-  // The packed wrapper takes a pointer to each descriptor pointer. The
-  // compiled code only reads the state descriptors.
-  llvm::SmallVector<void *, 16> descriptorPointers;
-  for (const std::vector<int64_t> &words : stateDescriptors_)
-    descriptorPointers.push_back(const_cast<int64_t *>(words.data()));
-  for (std::vector<int64_t> &words : callDescriptors)
-    descriptorPointers.push_back(words.data());
-  llvm::SmallVector<void *, 16> packed;
-  for (void *&pointer : descriptorPointers)
-    packed.push_back(&pointer);
-  entry_(packed.data());
+  callPacked(entry_, stateDescriptors_, callDescriptors);
   return std::optional<Results>(std::move(outputs));
 }

@@ -12,6 +12,7 @@
 
 #if MODELC_HAVE_DNNL
 #include "jit/DnnlSupport.h"
+#include "jit/DnnlWeights.h"
 #include "jit/RuntimeThreads.h"
 
 #include <chrono>
@@ -452,38 +453,6 @@ const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, 
   return *slot; // entries are never erased, so the reference stays valid
 }
 
-/// The copies of constant weights (kConvConstantWeights) in their
-/// primitive's layout, by weight buffer and primitive. A copy is shared
-/// with the calls using it, so forgetting it while they run is safe.
-struct ConstantWeights {
-  std::mutex mutex;
-  std::map<std::pair<const float *, const CachedConv *>, dnnl::memory> copies;
-};
-
-ConstantWeights &constantWeights() {
-  static ConstantWeights *kept = new ConstantWeights(); // outlives every caller
-  return *kept;
-}
-
-/// `user`'s weights in `conv`'s layout: reordered on the first call only.
-dnnl::memory constantWeightsCopy(const CachedConv &conv, const float *data, dnnl::memory user) {
-  ConstantWeights &kept = constantWeights();
-  std::lock_guard<std::mutex> lock(kept.mutex);
-  auto [it, inserted] = kept.copies.try_emplace({data, &conv});
-  if (inserted) {
-    try {
-      it->second = dnnl::memory(conv.weights.inner, cpuEngine());
-      dnnl::stream &stream = threadStream();
-      conv.weights.toInner->execute(stream, user, it->second);
-      stream.wait();
-    } catch (...) {
-      kept.copies.erase(it);
-      throw;
-    }
-  }
-  return it->second;
-}
-
 /// The conv (and the pooling, when `pool` is active: then `out` only gives
 /// the conv output's dims and `pooled` is written); false when oneDNN
 /// declined.
@@ -514,7 +483,8 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
   if (conv.src.toInner)
     conv.src.toInner->execute(stream, srcUser, src);
   if (conv.weights.toInner && p.constantWeights)
-    weights = constantWeightsCopy(conv, w.data, weightsUser);
+    weights =
+        constantWeightsCopy(w.data, &conv, conv.weights.inner, *conv.weights.toInner, weightsUser);
   else if (conv.weights.toInner)
     conv.weights.toInner->execute(stream, weightsUser, weights);
   if (conv.dst.toInner && p.accumulate)
@@ -759,24 +729,4 @@ modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<f
   pool.stride[0] = poolStrideH;
   pool.stride[1] = poolStrideW;
   conv2dPool(input, weight, output, params, pool);
-}
-
-size_t modelc::jit::forgetConstantWeights(const void *data, size_t bytes) {
-#if MODELC_HAVE_DNNL
-  ConstantWeights &kept = constantWeights();
-  std::lock_guard<std::mutex> lock(kept.mutex);
-  auto begin = reinterpret_cast<uintptr_t>(data);
-  size_t dropped = 0;
-  for (auto it = kept.copies.begin(); it != kept.copies.end();) {
-    uintptr_t start = reinterpret_cast<uintptr_t>(it->first.first);
-    bool inside = start >= begin && start - begin < bytes;
-    dropped += inside;
-    it = inside ? kept.copies.erase(it) : std::next(it);
-  }
-  return dropped;
-#else
-  (void)data;
-  (void)bytes;
-  return 0; // the loops read the weights in place
-#endif
 }

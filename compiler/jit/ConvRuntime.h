@@ -3,6 +3,8 @@
 #ifndef MODELC_JIT_CONVRUNTIME_H
 #define MODELC_JIT_CONVRUNTIME_H
 
+#include "jit/ConstantWeights.h"
+
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include <cstddef>
@@ -32,7 +34,8 @@ extern "C" void modelc_conv2d_ciface(UnrankedMemRefType<float> *input,
 /// With kConvConstantWeights the weight buffer holds the same values on
 /// every call (a model's state, or what lower::createHoistStatePrepPass
 /// prepared from it) until modelc::jit::forgetConstantWeights covers it: its
-/// copy in the primitive's layout is made on the first call and kept.
+/// copy in the primitive's layout is made on the first call and kept
+/// (jit/ConstantWeights.h).
 enum : int64_t {
   kConvAccumulate = 1,
   kConvBias = 2,
@@ -40,14 +43,6 @@ enum : int64_t {
   kConvDstBlocked16 = 8,
   kConvConstantWeights = 16
 };
-
-namespace modelc::jit {
-/// Drops the kept copies of constant conv weights (kConvConstantWeights)
-/// whose buffers start in [data, data + bytes): called before that memory
-/// is freed or holds other values. Safe while other threads run convs.
-/// Returns how many copies it dropped.
-size_t forgetConstantWeights(const void *data, size_t bytes);
-} // namespace modelc::jit
 
 /// output = act(conv2d(input, weight) (+ output when flags has
 /// kConvAccumulate) (+ bias[channel] when it has kConvBias)): the

@@ -8,6 +8,7 @@
 
 #if MODELC_HAVE_DNNL
 #include "jit/DnnlSupport.h"
+#include "jit/DnnlWeights.h"
 
 #include <dnnl.h>
 #include <map>
@@ -24,7 +25,8 @@ bool decodeEpilogue(int64_t code, const EpilogueOperand *operands, int available
                     Epilogue &epilogue) {
   epilogue = Epilogue();
   epilogue.code = code;
-  for (uint64_t rest = uint64_t(code); rest != 0; rest >>= 4) {
+  epilogue.constantB = (code & kEpilogueConstantB) != 0;
+  for (uint64_t rest = uint64_t(code & ~kEpilogueConstantB); rest != 0; rest >>= 4) {
     auto step = EpilogueStep(rest & 0xf);
     if (step > EpilogueStep::Sigmoid || step == EpilogueStep::End ||
         epilogue.stepCount == kMaxEpilogueSteps)
@@ -178,6 +180,10 @@ struct CachedMatmul {
   dnnl::matmul::primitive_desc pd;
   /// Whether the first Add step is the primitive's bias argument.
   bool biasArgument = false;
+  /// With a constant B (Epilogue::constantB): B as the caller holds it and
+  /// the reorder into the primitive's layout; null when it reads B as is.
+  dnnl::memory::desc userB;
+  std::unique_ptr<dnnl::reorder> packB;
   size_t scratchpadBytes = 0;
 };
 
@@ -219,10 +225,20 @@ std::unique_ptr<CachedMatmul> createMatmul(const GemmProblem &p) {
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // A constant B in the layout the primitive picks, packed once.
+    dnnl::memory::desc weights = e.constantB
+                                     ? dnnl::memory::desc({p.k, p.n}, dnnl::memory::data_type::f32,
+                                                          dnnl::memory::format_tag::any)
+                                     : b;
     dnnl::matmul::desc desc = entry->biasArgument
-                                  ? dnnl::matmul::desc(a, b, matrixDesc(1, p.n, p.n, 1), c)
-                                  : dnnl::matmul::desc(a, b, c);
+                                  ? dnnl::matmul::desc(a, weights, matrixDesc(1, p.n, p.n, 1), c)
+                                  : dnnl::matmul::desc(a, weights, c);
     dnnl::matmul::primitive_desc pd(desc, attr, cpuEngine());
+    if (pd.weights_desc() != b) {
+      entry->userB = b;
+      entry->packB = std::make_unique<dnnl::reorder>(
+          dnnl::reorder::primitive_desc(cpuEngine(), b, cpuEngine(), pd.weights_desc()));
+    }
     entry->scratchpadBytes = pd.scratchpad_desc().get_size();
     entry->primitive = std::make_unique<dnnl::matmul>(pd);
     entry->pd = pd;
@@ -262,8 +278,11 @@ bool dnnlMatmul(const GemmProblem &p) {
     return memory(desc, engine, const_cast<float *>(data));
   };
   const dnnl::matmul::primitive_desc &pd = matmul.pd;
+  memory weights = matmul.packB ? constantWeightsCopy(p.b, &matmul, pd.weights_desc(),
+                                                      *matmul.packB, in(matmul.userB, p.b))
+                                : in(pd.weights_desc(), p.b);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, in(pd.src_desc(), p.a)},
-                                          {DNNL_ARG_WEIGHTS, in(pd.weights_desc(), p.b)},
+                                          {DNNL_ARG_WEIGHTS, weights},
                                           {DNNL_ARG_DST, memory(pd.dst_desc(), engine, p.c)}};
   int operand = 0, postOp = p.accumulate ? 1 : 0;
   for (int s = 0; s < e.stepCount; ++s, ++postOp) {

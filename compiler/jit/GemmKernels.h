@@ -34,6 +34,12 @@ enum class EpilogueStep : uint8_t {
 };
 inline constexpr int kMaxEpilogueSteps = 8;
 inline constexpr int kMaxEpilogueOperands = 2;
+/// The bit of an epilogue code above the steps that says B is the same on
+/// every call (a model's weight, an `mdl.state` argument): oneDNN's matmul
+/// then reads a copy in its own blocked layout, made on the first call
+/// (ConstantWeights.h) instead of packing B on every call. Part of the code,
+/// so of the shape class and of the primitive's key.
+inline constexpr int64_t kEpilogueConstantB = int64_t(1) << 62;
 
 /// A matrix read by an Add step: element (i, j) at data[i * rowStride + j *
 /// colStride]; rowStride 0 broadcasts one row (a bias).
@@ -49,6 +55,8 @@ struct Epilogue {
   int operandCount = 0;
   /// The encoded steps: part of the shape class and the primitive cache key.
   int64_t code = 0;
+  /// The code has kEpilogueConstantB.
+  bool constantB = false;
 
   bool empty() const { return stepCount == 0; }
 };

@@ -486,21 +486,6 @@ void shareBlockedInputs(ModuleOp module) {
   }
 }
 
-/// Whether `buffer` is (a view of) an argument of its fn marked `mdl.state`:
-/// the same values on every call (lower::createHoistStatePrepPass).
-bool isStateBuffer(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (!isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
-             memref::ReinterpretCastOp>(def))
-      return false;
-    buffer = def->getOperand(0);
-  }
-  auto arg = cast<BlockArgument>(buffer);
-  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return fn && arg.getOwner()->isEntryBlock() &&
-         fn.getArgAttr(arg.getArgNumber(), kStateArgAttr) != nullptr;
-}
-
 /// modelc_conv2d_epilogue (`extraInts` 0) or modelc_conv2d_pool (4 more:
 /// the pool's kernel and strides).
 func::FuncOp conv2dCallee(ModuleOp module, StringRef name, int extraInts) {

@@ -1,6 +1,7 @@
 //===- EpilogueMatch.cpp - elementwise loop bodies as library epilogues ---===//
 
 #include "lower/EpilogueMatch.h"
+#include "lower/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -143,6 +144,14 @@ Value rootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
+}
+
+bool isStateBuffer(Value buffer) {
+  auto arg = dyn_cast<BlockArgument>(rootBuffer(buffer));
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return false;
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return fn && fn.getArgAttr(arg.getArgNumber(), kStateArgAttr) != nullptr;
 }
 
 bool mayWriteAny(Operation *op, ArrayRef<Value> roots) {

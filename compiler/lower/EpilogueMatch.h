@@ -28,6 +28,9 @@ enum EpilogueStep : int64_t {
   kEpilogueSigmoid = 6,
 };
 inline constexpr size_t kMaxEpilogueSteps = 8;
+/// The bit above the steps that says B is the same on every call
+/// (jit/GemmKernels.h).
+inline constexpr int64_t kEpilogueConstantB = int64_t(1) << 62;
 
 struct EpilogueMatch {
   llvm::SmallVector<int64_t> steps;
@@ -46,6 +49,11 @@ bool matchEpilogueBody(mlir::linalg::GenericOp generic, mlir::Value base,
 
 /// The buffer a chain of views (subview, cast, reshape, transpose) reads.
 mlir::Value rootBuffer(mlir::Value value);
+
+/// Whether `buffer` is (a view of) an entry block argument of its fn marked
+/// `mdl.state` (kStateArgAttr): the same values on every call, so the
+/// runtime may keep weights read from it in a layout of its own.
+bool isStateBuffer(mlir::Value buffer);
 
 /// Whether `op`, or an op nested in it, may write or free one of `roots`
 /// (unknown effects count as writes).

@@ -236,7 +236,11 @@ struct MatmulToBlasPass : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>>
     }
     while (args.size() < 5)
       args.push_back(args[2]); // unused operand slots
-    args.push_back(arith::ConstantIntOp::create(builder, loc, fusion.match.code(), 64));
+    // A weight that is the same on every call may be kept in the library's
+    // layout (jit/GemmKernels.h's kEpilogueConstantB).
+    int64_t code = fusion.match.code() |
+                   (isStateBuffer(matmul.getInputs()[1]) ? kEpilogueConstantB : int64_t(0));
+    args.push_back(arith::ConstantIntOp::create(builder, loc, code, 64));
     func::CallOp::create(builder, loc, callee, args);
     Value c = matmul.getOutputs()[0];
     generic.erase();

@@ -129,3 +129,18 @@ func.func @projection_to_heads(%x: tensor<?x?x64xf32, #mdl.device<cpu>>, %w: !w,
   %3 = mdl.permute %2 {permutation = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x8xf32, #mdl.device<cpu>> -> tensor<?x4x?x8xf32, #mdl.device<cpu>>
   return %3 : tensor<?x4x?x8xf32, #mdl.device<cpu>>
 }
+
+// A weight that is an `mdl.state` argument (mdl-hoist-state-prep marks the
+// model's state) is the same on every call: bit 62 of the code
+// (4611686018427387904 + 33) lets the runtime keep it in oneDNN's layout.
+// (@linear_relu above, whose W is an input, has the plain code.)
+// CHECK-LABEL: func.func @state_weight(
+// CHECK: %[[CODE:.*]] = arith.constant 4611686018427387937 : i64
+// CHECK: call @modelc_matmul_epilogue({{.*}}, %[[CODE]])
+func.func @state_weight(%w: !w {mdl.state}, %b: !b {mdl.state}, %x: !x) -> !h {
+  %wt = mdl.transpose %w {dim0 = 0, dim1 = 1} : !w -> !wt
+  %0 = mdl.matmul %x, %wt : !x, !wt -> !h
+  %1 = mdl.add %0, %b : !h, !b -> !h
+  %2 = mdl.relu %1 : !h
+  return %2 : !h
+}

@@ -45,6 +45,36 @@ runtime::Tensor pattern(llvm::ArrayRef<int64_t> shape, unsigned seed) {
   return t;
 }
 
+/// `model`'s forward compiled with `tensors` as its weights; null (after a
+/// test failure) when something fails.
+std::unique_ptr<CompiledModel> compileWith(Compilation &c, const mlirgen::ConcreteModel &model,
+                                           const std::vector<runtime::NamedTensor> &tensors) {
+  llvm::Expected<std::string> bytes = runtime::serializeSafeTensors(tensors);
+  if (!bytes) {
+    ADD_FAILURE() << llvm::toString(bytes.takeError());
+    return nullptr;
+  }
+  auto file = runtime::SafeTensorsFile::fromBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(*bytes, "weights.safetensors"));
+  if (!file) {
+    ADD_FAILURE() << llvm::toString(file.takeError());
+    return nullptr;
+  }
+  std::optional<runtime::LoadedWeights> weights = bindModelWeights(model, *file, c.diagnostics());
+  if (!weights) {
+    ADD_FAILURE() << "the weights do not bind";
+    return nullptr;
+  }
+  auto compiled = CompiledModel::create(*c.program(), c.sourceMgr(), model, std::move(*weights),
+                                        CompileModelOptions(), c.diagnostics());
+  if (!compiled) {
+    ADD_FAILURE() << llvm::toString(compiled.takeError());
+    return nullptr;
+  }
+  EXPECT_TRUE(*compiled != nullptr) << "diagnostics";
+  return std::move(*compiled);
+}
+
 TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
   CompileOptions options;
   options.stdlibDir = MODELC_STDLIB_DIR;
@@ -58,19 +88,9 @@ TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
                                                {"fc1.bias", pattern({32}, 2)},
                                                {"fc2.weight", pattern({5, 32}, 3)},
                                                {"fc2.bias", pattern({5}, 4)}};
-  llvm::Expected<std::string> bytes = runtime::serializeSafeTensors(tensors);
-  ASSERT_TRUE(bool(bytes));
-  auto file = runtime::SafeTensorsFile::fromBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(*bytes, "net.safetensors"));
-  ASSERT_TRUE(bool(file));
-  std::optional<runtime::LoadedWeights> weights = bindModelWeights(*model, *file, c.diagnostics());
-  ASSERT_TRUE(weights.has_value());
-
-  auto compiled = CompiledModel::create(*c.program(), c.sourceMgr(), *model, std::move(*weights),
-                                        CompileModelOptions(), c.diagnostics());
-  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-  ASSERT_TRUE(*compiled != nullptr);
-  const CompiledModel &net = **compiled;
+  std::unique_ptr<CompiledModel> compiled = compileWith(c, *model, tensors);
+  ASSERT_TRUE(compiled != nullptr);
+  const CompiledModel &net = *compiled;
 
   constexpr int kThreads = 8;
   std::vector<EntryInput> inputs;
@@ -163,22 +183,13 @@ model ConvBn<D: device>() {
       {"bn.bias", runtime::Tensor::fromValues<float>({2}, beta)},
       {"bn.running_mean", runtime::Tensor::fromValues<float>({2}, mean)},
       {"bn.running_var", runtime::Tensor::fromValues<float>({2}, var)}};
-  llvm::Expected<std::string> bytes = runtime::serializeSafeTensors(tensors);
-  ASSERT_TRUE(bool(bytes));
-  auto file = runtime::SafeTensorsFile::fromBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(*bytes, "convbn.safetensors"));
-  ASSERT_TRUE(bool(file));
-  std::optional<runtime::LoadedWeights> weights = bindModelWeights(*model, *file, c.diagnostics());
-  ASSERT_TRUE(weights.has_value());
-  auto compiled = CompiledModel::create(*c.program(), c.sourceMgr(), *model, std::move(*weights),
-                                        CompileModelOptions(), c.diagnostics());
-  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-  ASSERT_TRUE(*compiled != nullptr);
+  std::unique_ptr<CompiledModel> compiled = compileWith(c, *model, tensors);
+  ASSERT_TRUE(compiled != nullptr);
 
   for (int64_t batch : {1, 3, 1}) {
     runtime::Tensor x = pattern({batch, 1, 2, 2}, unsigned(batch));
     DiagnosticEngine diags(c.sourceMgr());
-    auto y = (*compiled)->call({{x, runtime::Device::cpu(), "x"}}, diags);
+    auto y = compiled->call({{x, runtime::Device::cpu(), "x"}}, diags);
     ASSERT_TRUE(y && *y) << (y ? "diagnostics" : llvm::toString(y.takeError()));
     llvm::ArrayRef<float> in = x.values<float>(), out = (*y)->values<float>();
     ASSERT_EQ(out.size(), size_t(batch * 8));

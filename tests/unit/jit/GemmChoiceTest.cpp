@@ -9,6 +9,8 @@
 
 #include "jit/GemmChoice.h"
 #include "jit/BlasRuntime.h"
+#include "jit/ConstantWeights.h"
+#include "jit/GemmKernels.h"
 #include "jit/OpenBlasLibrary.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -142,6 +144,51 @@ TEST_P(GemmKernelTest, EpiloguesMatchTheDefinition) {
               << e.name << " " << c.m << "x" << c.n << "x" << c.k << " at " << i << "," << j;
         }
     }
+}
+
+// kEpilogueConstantB: B is the same on every call. A kernel that keeps B in
+// its own layout (oneDNN's matmul) reads that copy until
+// forgetConstantWeights drops it, even when B's values change (the caller
+// promises they do not); the others read B as it is.
+TEST_P(GemmKernelTest, ConstantWeightsAreKeptUntilForgotten) {
+  ForcedKernel forced(GetParam());
+  for (Case c : {Case{33, 64, 48, true}, Case{64, 256, 100, false}}) {
+    std::vector<float> a = randomValues(size_t(c.m * c.k), 8),
+                       b = randomValues(size_t(c.k * c.n), 9), bias = randomValues(size_t(c.n), 10),
+                       out(size_t(c.m * c.n), NAN);
+    auto av = view(a.data(), c.m, c.k, c.k, 1);
+    auto bv = c.transposeB ? view(b.data(), c.k, c.n, 1, c.k) : view(b.data(), c.k, c.n, c.n, 1);
+    auto cv = view(out.data(), c.m, c.n, c.n, 1);
+    auto biasView = view(bias.data(), c.m, c.n, 0, 1);
+    int64_t code = 1 | 2 << 4 | kEpilogueConstantB; // bias + ReLU
+    auto run = [&] {
+      modelc_matmul_epilogue_ciface(&av, &bv, &cv, &biasView, &biasView, code);
+      return out;
+    };
+    auto expected = [&] {
+      std::vector<float> want(out.size());
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j)
+          want[size_t(i * c.n + j)] =
+              float(std::max(productElement(c, a, b, i, j) + bias[size_t(j)], 0.0));
+      return want;
+    };
+    auto expectClose = [&](const std::vector<float> &got, const std::vector<float> &want,
+                           const char *what) {
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4) << what << " " << c.m << "x" << c.n << " at " << i;
+    };
+    std::vector<float> first = expected();
+    expectClose(run(), first, "first call");
+    std::vector<float> changed = randomValues(b.size(), 11);
+    std::copy(changed.begin(), changed.end(), b.begin()); // same buffer, new values
+    std::vector<float> second = expected(), stale = run();
+    size_t bytes = b.size() * sizeof(float);
+    bool kept = forgetConstantWeights(b.data(), bytes) > 0;
+    expectClose(stale, kept ? first : second, kept ? "kept copy" : "B read in place");
+    expectClose(run(), second, "after forgetting");
+    forgetConstantWeights(b.data(), bytes);
+  }
 }
 
 std::string kernelTestName(const ::testing::TestParamInfo<GemmKernel> &info) {
