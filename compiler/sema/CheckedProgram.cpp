@@ -172,13 +172,22 @@ llvm::SmallVector<const ModelInstance *, 4> instancesOf(const SubmodelInfo &sub)
   return insts;
 }
 
+/// How often a model may already be on the path for the collectors to
+/// descend into it again: recursion under a condition is walked this many
+/// levels deep, symbolically.
+constexpr unsigned kRecursionLevelsWalked = 2;
+
 /// Calls `visit(sub, inst)` for each submodel instance of `model` that the
 /// collectors below descend into, with `model` on `path` meanwhile; none
 /// below kMaxNesting levels. It skips a model that contains itself
 /// unconditionally: it can never be built (instantiate() says so), and
 /// walking its cycle to kMaxNesting levels took exponential time when the
 /// cycle branches (fuzz_smoke: a block holding two copies of itself).
-/// Recursion under a condition (`if n > 0 { sub = A(n - 1) }`) is walked.
+/// Recursion under a condition (`if n > 0 { left = Tree(n - 1); right =
+/// Tree(n - 1) }`) is walked kRecursionLevelsWalked levels: each level has
+/// the same asserts in other symbols, and walking a branching one to
+/// kMaxNesting levels took 2^64 steps. instantiate() walks the real
+/// instances, as deep as their values make them.
 template <typename Visit>
 void forEachNestedInstance(const ModelInfo &model, unsigned depth,
                            llvm::SmallVectorImpl<const ModelInfo *> &path, Visit visit) {
@@ -186,9 +195,14 @@ void forEachNestedInstance(const ModelInfo &model, unsigned depth,
     return;
   path.push_back(&model);
   for (const SubmodelInfo &sub : model.submodels)
-    for (const ModelInstance *inst : instancesOf(sub))
-      if (inst->model && !(sub.presence.always() && llvm::is_contained(path, inst->model)))
-        visit(sub, *inst);
+    for (const ModelInstance *inst : instancesOf(sub)) {
+      if (!inst->model)
+        continue;
+      size_t onPath = size_t(llvm::count(path, inst->model));
+      if (onPath > (sub.presence.always() ? 0 : kRecursionLevelsWalked - 1))
+        continue;
+      visit(sub, *inst);
+    }
   path.pop_back();
 }
 
