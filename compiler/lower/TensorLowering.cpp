@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::mdl;
@@ -532,6 +533,14 @@ OpFoldResult pythonBound(OpBuilder &b, Location loc, int64_t v, Value size, int6
     return b.getIndexAttr(
         std::clamp<int64_t>(bound, 0, std::max<int64_t>(staticSize - lastOffset, 0)));
   }
+  // The common bounds without clamping arithmetic (a dim's extent is never
+  // negative): later analyses (one-shot bufferization's slice equivalence)
+  // then compare plain values; min/max chains made a deep LSTM's compile
+  // time grow with the cube of its layers.
+  if (v == 0)
+    return b.getIndexAttr(0);
+  if (v == std::numeric_limits<int64_t>::max() && lastOffset == 0)
+    return size; // `x[a:]`
   Value raw = arith::ConstantIndexOp::create(b, loc, v);
   if (v < 0)
     raw = arith::AddIOp::create(b, loc, size, raw);
@@ -567,9 +576,13 @@ FailureOr<Value> lowerSlice(SliceOp op, SliceOp::Adaptor adaptor, RankedTensorTy
       sizes.push_back(rewriter.getIndexAttr(op.slicedExtent(d, staticSize)));
       continue;
     }
+    OpFoldResult endBound = pythonBound(rewriter, loc, op.getEnds()[d], size, staticSize, 0);
+    if (isConstantIntValue(start, 0) && step == 1) {
+      sizes.push_back(endBound); // both bounds in [0, size]: the span is the end
+      continue;
+    }
     // ceil(max(end - start, 0) / step)
-    Value end = getValueOrCreateConstantIndexOp(
-        rewriter, loc, pythonBound(rewriter, loc, op.getEnds()[d], size, staticSize, 0));
+    Value end = getValueOrCreateConstantIndexOp(rewriter, loc, endBound);
     Value span = arith::SubIOp::create(rewriter, loc, end,
                                        getValueOrCreateConstantIndexOp(rewriter, loc, start));
     span = arith::MaxSIOp::create(rewriter, loc, span,
