@@ -34,8 +34,12 @@ using namespace mlir;
 namespace modelc::lower {
 namespace {
 
+// scf-for-loop-canonicalization first: a recurrent layer's time loop
+// returns tensors whose dims one-shot bufferization's slice analysis would
+// otherwise trace through every loop before it (ValueBounds, Presburger): a
+// 9-layer LSTM's bufferization took 8 s, 0.1 s after it.
 constexpr const char *kBufferize =
-    "func.func(canonicalize),"
+    "func.func(scf-for-loop-canonicalization,canonicalize),"
     "eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
