@@ -9,13 +9,23 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace modelc::jit {
 namespace {
 
+/// One copy: the weights read as `user` (a buffer may be read two ways: a
+/// square weight as W and as W.T) in the layout of `copy`.
+struct KeptCopy {
+  dnnl::memory::desc user;
+  dnnl::memory copy;
+};
+
+/// Per weight buffer, its copies in each layout asked for (primitives for
+/// other batch sizes usually ask for the same one, and share it).
 struct KeptCopies {
   std::mutex mutex;
-  std::map<std::pair<const void *, const void *>, dnnl::memory> copies;
+  std::map<const void *, std::vector<KeptCopy>> copies;
 };
 
 KeptCopies &keptCopies() {
@@ -25,24 +35,21 @@ KeptCopies &keptCopies() {
 
 } // namespace
 
-dnnl::memory constantWeightsCopy(const void *data, const void *primitive,
-                                 const dnnl::memory::desc &inner, const dnnl::reorder &toInner,
-                                 dnnl::memory user) {
+dnnl::memory constantWeightsCopy(const void *data, const dnnl::memory::desc &inner,
+                                 const dnnl::reorder &toInner, dnnl::memory user) {
   KeptCopies &kept = keptCopies();
   std::lock_guard<std::mutex> lock(kept.mutex);
-  auto [it, inserted] = kept.copies.try_emplace({data, primitive});
-  if (inserted) {
-    try {
-      it->second = dnnl::memory(inner, cpuEngine());
-      dnnl::stream &stream = threadStream();
-      toInner.execute(stream, user, it->second);
-      stream.wait();
-    } catch (...) {
-      kept.copies.erase(it);
-      throw;
-    }
-  }
-  return it->second;
+  std::vector<KeptCopy> &layouts = kept.copies[data];
+  dnnl::memory::desc userDesc = user.get_desc();
+  for (const KeptCopy &entry : layouts)
+    if (entry.user == userDesc && entry.copy.get_desc() == inner)
+      return entry.copy;
+  dnnl::memory copy(inner, cpuEngine());
+  dnnl::stream &stream = threadStream();
+  toInner.execute(stream, user, copy);
+  stream.wait();
+  layouts.push_back({userDesc, copy});
+  return copy;
 }
 
 size_t forgetConstantWeights(const void *data, size_t bytes) {
@@ -51,9 +58,9 @@ size_t forgetConstantWeights(const void *data, size_t bytes) {
   auto begin = reinterpret_cast<uintptr_t>(data);
   size_t dropped = 0;
   for (auto it = kept.copies.begin(); it != kept.copies.end();) {
-    uintptr_t start = reinterpret_cast<uintptr_t>(it->first.first);
+    uintptr_t start = reinterpret_cast<uintptr_t>(it->first);
     bool inside = start >= begin && start - begin < bytes;
-    dropped += inside;
+    dropped += inside ? it->second.size() : 0;
     it = inside ? kept.copies.erase(it) : std::next(it);
   }
   return dropped;

@@ -483,8 +483,7 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
   if (conv.src.toInner)
     conv.src.toInner->execute(stream, srcUser, src);
   if (conv.weights.toInner && p.constantWeights)
-    weights =
-        constantWeightsCopy(w.data, &conv, conv.weights.inner, *conv.weights.toInner, weightsUser);
+    weights = constantWeightsCopy(w.data, conv.weights.inner, *conv.weights.toInner, weightsUser);
   else if (conv.weights.toInner)
     conv.weights.toInner->execute(stream, weightsUser, weights);
   if (conv.dst.toInner && p.accumulate)

@@ -13,13 +13,12 @@
 
 namespace modelc::jit {
 
-/// The weights at `data` (described by `user`) in the layout `inner` of the
-/// primitive `primitive` (any pointer that identifies it): reordered by
-/// `toInner` on the first call for this pair and kept until
+/// The weights at `data` (described by `user`) in the layout `inner`:
+/// reordered by `toInner` the first time this layout of them is asked for,
+/// then kept (one copy per layout, whichever primitive asks) until
 /// forgetConstantWeights covers `data`.
-dnnl::memory constantWeightsCopy(const void *data, const void *primitive,
-                                 const dnnl::memory::desc &inner, const dnnl::reorder &toInner,
-                                 dnnl::memory user);
+dnnl::memory constantWeightsCopy(const void *data, const dnnl::memory::desc &inner,
+                                 const dnnl::reorder &toInner, dnnl::memory user);
 
 } // namespace modelc::jit
 

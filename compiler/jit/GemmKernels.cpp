@@ -278,8 +278,8 @@ bool dnnlMatmul(const GemmProblem &p) {
     return memory(desc, engine, const_cast<float *>(data));
   };
   const dnnl::matmul::primitive_desc &pd = matmul.pd;
-  memory weights = matmul.packB ? constantWeightsCopy(p.b, &matmul, pd.weights_desc(),
-                                                      *matmul.packB, in(matmul.userB, p.b))
+  memory weights = matmul.packB ? constantWeightsCopy(p.b, pd.weights_desc(), *matmul.packB,
+                                                      in(matmul.userB, p.b))
                                 : in(pd.weights_desc(), p.b);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, in(pd.src_desc(), p.a)},
                                           {DNNL_ARG_WEIGHTS, weights},

@@ -191,6 +191,31 @@ TEST_P(GemmKernelTest, ConstantWeightsAreKeptUntilForgotten) {
   }
 }
 
+// One square weight read as W and as W.T (tied weights), both constant:
+// each reading has its own kept copy (the copies are per weight buffer and
+// layout, shared by the primitives of every batch size).
+TEST_P(GemmKernelTest, ASquareWeightReadBothWaysKeepsBothMeanings) {
+  ForcedKernel forced(GetParam());
+  for (int64_t m : {int64_t(5), int64_t(32)}) {
+    Case plain{m, 48, 48, false}, transposed{m, 48, 48, true};
+    std::vector<float> a = randomValues(size_t(m * 48), 12), b = randomValues(48 * 48, 13),
+                       bias = randomValues(48, 14), out(size_t(m * 48), NAN);
+    auto av = view(a.data(), m, 48, 48, 1);
+    auto cv = view(out.data(), m, 48, 48, 1);
+    auto biasView = view(bias.data(), m, 48, 0, 1);
+    for (const Case &c : {plain, transposed, plain}) {
+      auto bv = c.transposeB ? view(b.data(), 48, 48, 1, 48) : view(b.data(), 48, 48, 48, 1);
+      modelc_matmul_epilogue_ciface(&av, &bv, &cv, &biasView, &biasView, 1 | kEpilogueConstantB);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < 48; ++j)
+          ASSERT_NEAR(out[size_t(i * 48 + j)], productElement(c, a, b, i, j) + bias[size_t(j)],
+                      1e-4)
+              << (c.transposeB ? "W.T" : "W") << " rows " << m << " at " << i << "," << j;
+    }
+  }
+  forgetConstantWeights(nullptr, SIZE_MAX); // every copy: b's memory goes
+}
+
 std::string kernelTestName(const ::testing::TestParamInfo<GemmKernel> &info) {
   std::string name = gemmKernelName(info.param).str();
   for (char &ch : name)
