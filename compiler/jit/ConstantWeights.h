@@ -4,8 +4,10 @@
 // arguments, marked `mdl.state` by lower::createHoistStatePrepPass). oneDNN
 // reads conv and matmul weights in a blocked layout of its own; reordering
 // them on every call cost a third of a ResNet block's forward at batch 1.
-// The runtime entries keep that copy instead, made on the first call, by
-// weight address and primitive. Whoever owns the weights drops the copies
+// The runtime entries keep that copy instead, made on the first call: one
+// per weight address, reading (a square weight may be read as W and as W.T)
+// and layout, shared by the primitives of every batch size. Whoever owns
+// the weights drops the copies
 // (forgetConstantWeights) before the memory is freed or reused.
 //
 //===----------------------------------------------------------------------===//
