@@ -98,8 +98,9 @@ exec::runStatePreparation(const jit::JitModule &jit, llvm::StringRef fnName,
 }
 
 CompiledModel::~CompiledModel() {
-  // The conv runtime keeps copies of constant weights by address: drop them
-  // before the memory can hold other values.
+  // The conv and matmul entries keep copies of constant weights by address
+  // (jit/ConstantWeights.h): drop them before the memory can hold other
+  // values.
   for (const runtime::BoundState &state : weights_.bindings())
     jit::forgetConstantWeights(state.tensor.data(), state.tensor.nbytes());
   for (const runtime::Tensor &value : preparedState_)
