@@ -290,6 +290,26 @@ GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
                                                              b.getI64IntegerAttr(rank - 2),
                                                              b.getI64IntegerAttr(rank - 1)));
   }
+  if (base.kind == GenValue::Kind::Tensor && member.member.name == "shape") {
+    // The checker's tuple of dims: constants where the instance fixes them,
+    // the rest read from the inputs where a consumer needs them.
+    const sema::ExprInfo *info = program.typeOf(&member);
+    if (!info || info->type.kind() != sema::Type::Kind::Tuple || !info->type.elements)
+      return unsupported(member.range, "`.shape` of this value");
+    GenValue v;
+    v.kind = GenValue::Kind::Tuple;
+    for (const sema::Type &dim : *info->type.elements) {
+      int64_t extent =
+          dim.intValue ? extentOf(scopedDim(*dim.intValue, scope), *scope.frame) : kDyn;
+      GenValue element;
+      if (extent != kDyn)
+        element = GenValue::ofScalar(double(extent), true);
+      else
+        element.kind = GenValue::Kind::Size;
+      v.elements.push_back(element);
+    }
+    return v;
+  }
   return unsupported(member.range, "the member `" + member.member.name + "`");
 }
 
@@ -297,6 +317,21 @@ mlir::Value Generator::broadcastScalar(const GenValue &scalar, mlir::Value like,
   RankedTensorType t = typeOf(like);
   return mlir::mdl::FullOp::create(b, loc(at), tensorType({}, t.getElementType(), t.getEncoding()),
                                    mlir::ValueRange{}, b.getF64FloatAttr(scalar.number));
+}
+
+mlir::Value Generator::runtimeScalar(mlir::Value index, mlir::Value like, Range at) {
+  // arange(0, index + 1)[index]: the mdl dialect makes tensors from
+  // attributes and shapes, so a run-time int enters through a shape.
+  RankedTensorType t = typeOf(like);
+  mlir::Location l = loc(at);
+  mlir::Value count =
+      mlir::arith::AddIOp::create(b, l, index, mlir::arith::ConstantIndexOp::create(b, l, 1));
+  mlir::Value positions = mlir::mdl::ArangeOp::create(
+      b, l, tensorType({kDyn}, t.getElementType(), t.getEncoding()), mlir::ValueRange{count},
+      b.getF64FloatAttr(0), b.getF64FloatAttr(1));
+  return mlir::mdl::SelectOp::create(b, l, tensorType({}, t.getElementType(), t.getEncoding()),
+                                     positions, mlir::ValueRange{index},
+                                     b.getDenseI64ArrayAttr({0}));
 }
 
 mlir::Value Generator::binaryOp(ast::BinaryOp op, mlir::Value lhs, mlir::Value rhs,
@@ -412,15 +447,26 @@ GenValue Generator::genBinary(const ast::BinaryExpr &binary, Scope &scope) {
     }
     return unsupported(binary.range, "this scalar expression");
   }
-  if (!lt && lhs.kind != GenValue::Kind::Scalar)
-    return unsupported(binary.lhs->range, "this operand");
-  if (!rt && rhs.kind != GenValue::Kind::Scalar)
-    return unsupported(binary.rhs->range, "this operand");
+  // The scalar operand as a rank-0 tensor like the other: a constant, or an
+  // int known only at run time (`x / T` for a dim the inputs give, `x + t`
+  // in a loop over a run-time range).
+  auto scalarOperand = [&](const GenValue &v, const ast::Expr &e, mlir::Value like) {
+    if (v.kind == GenValue::Kind::Scalar)
+      return broadcastScalar(v, like, e.range);
+    if (v.kind != GenValue::Kind::Size && v.kind != GenValue::Kind::Index)
+      return mlir::Value();
+    std::optional<IntOperand> i = intOperandOf(v, e, scope);
+    return i ? runtimeScalar(indexValue(*i, loc(e.range)), like, e.range) : mlir::Value();
+  };
+  mlir::Value l = lt ? lhs.tensor : scalarOperand(lhs, *binary.lhs, rhs.tensor);
+  if (!l)
+    return failed ? GenValue() : unsupported(binary.lhs->range, "this operand");
+  mlir::Value r = rt ? rhs.tensor : scalarOperand(rhs, *binary.rhs, lhs.tensor);
+  if (!r)
+    return failed ? GenValue() : unsupported(binary.rhs->range, "this operand");
   std::optional<RankedTensorType> result = checkedType(binary, scope);
   if (!result)
     return unsupported(binary.range, "this operator here (the checker gave it no tensor type)");
-  mlir::Value l = lt ? lhs.tensor : broadcastScalar(lhs, rhs.tensor, binary.lhs->range);
-  mlir::Value r = rt ? rhs.tensor : broadcastScalar(rhs, lhs.tensor, binary.rhs->range);
   mlir::Value v = binaryOp(binary.op, l, r, *result, binary.range);
   if (!v)
     return fail();

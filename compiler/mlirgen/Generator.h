@@ -274,6 +274,9 @@ private:
   mlir::Value indexValue(const IntOperand &i, mlir::Location l) {
     return i.value ? i.value : mlir::arith::ConstantIndexOp::create(b, l, *i.constant);
   }
+  /// A rank-0 tensor of `like`'s dtype and device holding the run-time int
+  /// `index`.
+  mlir::Value runtimeScalar(mlir::Value index, mlir::Value like, Range at);
   /// `l op r` on ints of which one is known only at run time.
   GenValue indexArithmetic(const ast::BinaryExpr &binary, const GenValue &l, const GenValue &r,
                            Scope &scope);

@@ -278,7 +278,9 @@ std::optional<Shape> BuiltinCall::shapeArg(size_t i, bool allowInfer) {
     }
     return std::nullopt;
   }
-  if (v.type.kind() != Type::Kind::List || !v.type.elements) {
+  // A list, or a tuple of ints (`zeros(x.shape)`, as PyTorch takes a Size).
+  bool listOrTuple = v.type.kind() == Type::Kind::List || v.type.kind() == Type::Kind::Tuple;
+  if (!listOrTuple || !v.type.elements) {
     c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a shape like `[B, 10]`", c.typeStr(v));
     return std::nullopt;
   }

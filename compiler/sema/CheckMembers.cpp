@@ -77,9 +77,31 @@ Value Checker::checkMember(const ast::MemberExpr &expr) {
     std::swap(v.type.shape.dims[0], v.type.shape.dims[1]);
     return record(expr, v);
   }
+  if (base.type.isTensor() && m == "shape")
+    return record(expr, tensorShape(expr, base));
   diags_.report(DiagId::UnknownMember, expr.member.range, typeStr(base), m)
       .label(expr.base->range, typeStr(base));
   return record(expr, fail(expr, {&base}));
+}
+
+/// `x.shape`, PyTorch's: a tuple of ints, the dims of x's type
+/// (`x.shape[0]` of `f32[B, 784]` is `B`), so `zeros([x.shape[0], 8])` and
+/// `let (b, t, _) = x.shape` read as ported code does.
+Value Checker::tensorShape(const ast::MemberExpr &expr, const Value &tensor) {
+  if (tensor.type.shape.hasPack()) {
+    diags_.report(DiagId::UnknownMember, expr.member.range, typeStr(tensor), "shape")
+        .label(expr.base->range, typeStr(tensor))
+        .note("`...` stands for any number of dims, so its `shape` has no fixed length: name the "
+              "dims you read in the fn's signature (`x: f32[N, C]`)");
+    return fail(expr, {&tensor});
+  }
+  std::vector<Type> dims;
+  for (Dim d : tensor.type.shape.dims)
+    dims.push_back(Type::integer(d));
+  Value v;
+  v.type = Type::tuple(std::move(dims));
+  v.expr = &expr;
+  return v;
 }
 
 Value Checker::checkIndex(const ast::IndexExpr &expr) {

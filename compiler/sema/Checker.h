@@ -276,6 +276,7 @@ public:
   /// Element `i` of the tuple `tuple`: its type, its origin and, when the
   /// tuple is written out (`(a, b)`), its own expression.
   Value tupleElement(const Value &tuple, size_t i);
+  Value tensorShape(const ast::MemberExpr &expr, const Value &tensor);
   void checkLetTuple(const ast::LetTupleStmt &let);
   /// A `return` in a fn declaring several results, or returning several.
   void checkReturnedTuple(const FnInfo &fn, const Value &value);

@@ -4,7 +4,7 @@
     npy.py write OUT DTYPE SHAPE VALUES   DTYPE f32|f64|i32|i64|bool; SHAPE like 2x3
                                           (or "scalar"); VALUES comma-separated, or
                                           "iota" (0, 1, 2, ...) or "iota/K" (i / K)
-    npy.py print FILE                     dtype, shape, then every value (%.6g)
+    npy.py print FILE...                  dtype, shape, then every value (%.6g), per file
     npy.py safetensors OUT NAME=FILE.npy...   bundle arrays into a .safetensors file;
                                           NAME=FILE.npy:bf16 stores an f32 array as
                                           BF16 (rounded to nearest even)
@@ -109,10 +109,11 @@ def main(argv):
     if len(argv) >= 5 and argv[1] == "write":
         write(argv[2], argv[3], argv[4], argv[5] if len(argv) > 5 else "")
         return 0
-    if len(argv) == 3 and argv[1] == "print":
-        name, shape, values = read(argv[2])
-        print("%s %s" % (name, list(shape)))
-        print(" ".join("%.6g" % float(v) for v in values))
+    if len(argv) >= 3 and argv[1] == "print":
+        for path in argv[2:]:
+            name, shape, values = read(path)
+            print("%s %s" % (name, list(shape)))
+            print(" ".join("%.6g" % float(v) for v in values))
         return 0
     if len(argv) >= 4 and argv[1] == "compare":
         abs_bound = float(argv[4]) if len(argv) > 4 else 1e-4
