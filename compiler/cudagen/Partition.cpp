@@ -18,8 +18,10 @@
 
 #include "mlir/MdlDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -92,23 +94,6 @@ SizeExpr pythonPosition(int64_t position, const SizeExpr &extent, bool isIndex) 
   SizeExpr from = position < 0 ? extent + SizeExpr(position) : SizeExpr(position);
   SizeExpr last = isIndex ? extent - SizeExpr(1) : extent;
   return SizeExpr::min(SizeExpr::max(from, SizeExpr(0)), last);
-}
-
-/// Where an mdl.select / mdl.select_scatter reads each of `dims` of a tensor
-/// of `shape` when every position is a compile-time constant (as in an
-/// unrolled loop), else nullopt.
-std::optional<llvm::SmallVector<SizeExpr, 4>> constantPositions(mlir::ValueRange positions,
-                                                                llvm::ArrayRef<int64_t> dims,
-                                                                llvm::ArrayRef<SizeExpr> shape) {
-  llvm::SmallVector<SizeExpr, 4> starts;
-  for (auto [position, dim] : llvm::zip(positions, dims)) {
-    auto constant = position.getDefiningOp<mlir::arith::ConstantOp>();
-    auto attr = constant ? mlir::dyn_cast<mlir::IntegerAttr>(constant.getValue()) : nullptr;
-    if (!attr)
-      return std::nullopt;
-    starts.push_back(pythonPosition(attr.getInt(), shape[dim], /*isIndex=*/true));
-  }
-  return starts;
 }
 
 /// A matmul or conv2d whose result is not written yet: an elementwise
@@ -206,6 +191,18 @@ private:
   llvm::Error fail(mlir::Operation *op, const llvm::Twine &what);
   llvm::Expected<ValueInfo> describeValue(mlir::Value value);
   ValueInfo &info(mlir::Value value) { return values[value.getAsOpaquePointer()]; }
+  /// An index value as a size expression over the inputs' dims: constants,
+  /// `tensor.dim` of a value whose shape is known, and +, -, *, floor and
+  /// ceil division, min and max of those (`zeros([B, 2 * H])`, `x / T`);
+  /// nullopt for anything else (the variable of a loop).
+  std::optional<SizeExpr> indexSize(mlir::Value index);
+  /// Where an mdl.select / mdl.select_scatter reads each of `dims` of a
+  /// tensor of `shape`: constant positions (as in an unrolled loop) as Python
+  /// reads them, positions computed from the inputs' dims clamped into the
+  /// dim; nullopt when one is known only at run time otherwise.
+  std::optional<llvm::SmallVector<SizeExpr, 4>> selectPositions(mlir::ValueRange positions,
+                                                                llvm::ArrayRef<int64_t> dims,
+                                                                llvm::ArrayRef<SizeExpr> shape);
 
   // Steps.
   void addKernel(GeneratedKernel kernel);
@@ -382,6 +379,60 @@ void Planner::finishValue(mlir::Operation *op, ValueInfo &v) {
 // Shapes
 //===----------------------------------------------------------------------===//
 
+std::optional<SizeExpr> Planner::indexSize(mlir::Value index) {
+  mlir::Operation *def = index.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto constant = mlir::dyn_cast<mlir::arith::ConstantOp>(def)) {
+    auto attr = mlir::dyn_cast<mlir::IntegerAttr>(constant.getValue());
+    return attr ? std::optional<SizeExpr>(SizeExpr(attr.getInt())) : std::nullopt;
+  }
+  if (auto dim = mlir::dyn_cast<mlir::tensor::DimOp>(def)) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    auto found = values.find(dim.getSource().getAsOpaquePointer());
+    if (!d || found == values.end() || *d < 0 || *d >= int64_t(found->second.shape.size()))
+      return std::nullopt;
+    return found->second.shape[size_t(*d)];
+  }
+  if (auto cast = mlir::dyn_cast<mlir::arith::IndexCastOp>(def))
+    return indexSize(cast.getIn());
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<SizeExpr> l = indexSize(def->getOperand(0)), r = indexSize(def->getOperand(1));
+  if (!l || !r)
+    return std::nullopt;
+  // Dims are never negative, so C's truncating division is the floor.
+  return llvm::TypeSwitch<mlir::Operation *, std::optional<SizeExpr>>(def)
+      .Case<mlir::arith::AddIOp>([&](auto) { return *l + *r; })
+      .Case<mlir::arith::SubIOp>([&](auto) { return *l - *r; })
+      .Case<mlir::arith::MulIOp>([&](auto) { return *l * *r; })
+      .Case<mlir::arith::DivSIOp, mlir::arith::DivUIOp, mlir::arith::FloorDivSIOp>(
+          [&](auto) { return SizeExpr::floorDiv(*l, *r); })
+      .Case<mlir::arith::CeilDivSIOp, mlir::arith::CeilDivUIOp>(
+          [&](auto) { return SizeExpr::ceilDiv(*l, *r); })
+      .Case<mlir::arith::MinSIOp, mlir::arith::MinUIOp>([&](auto) { return SizeExpr::min(*l, *r); })
+      .Case<mlir::arith::MaxSIOp, mlir::arith::MaxUIOp>([&](auto) { return SizeExpr::max(*l, *r); })
+      .Default([](mlir::Operation *) { return std::nullopt; });
+}
+
+std::optional<llvm::SmallVector<SizeExpr, 4>>
+Planner::selectPositions(mlir::ValueRange positions, llvm::ArrayRef<int64_t> dims,
+                         llvm::ArrayRef<SizeExpr> shape) {
+  llvm::SmallVector<SizeExpr, 4> starts;
+  for (auto [position, dim] : llvm::zip(positions, dims)) {
+    auto constant = position.getDefiningOp<mlir::arith::ConstantOp>();
+    if (auto attr = constant ? mlir::dyn_cast<mlir::IntegerAttr>(constant.getValue()) : nullptr) {
+      starts.push_back(pythonPosition(attr.getInt(), shape[dim], /*isIndex=*/true));
+      continue;
+    }
+    std::optional<SizeExpr> at = indexSize(position);
+    if (!at)
+      return std::nullopt;
+    starts.push_back(SizeExpr::min(SizeExpr::max(*at, SizeExpr(0)), shape[dim] - SizeExpr(1)));
+  }
+  return starts;
+}
+
 /// Dynamic dim `d` of a reshape from `from` (whose dims are `in`) to `to`.
 /// A pure expand or collapse may have several dynamic dims, each tied to its
 /// group (an input dim split into result dims, or input dims merged into
@@ -521,6 +572,15 @@ llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operat
           }
           dim = SizeExpr::floorDiv(operandShape(0)[d] + SizeExpr(2 * p - dil * (k - 1) - 1), s) +
                 SizeExpr(1);
+        })
+        .Case<mlir::mdl::ZerosOp, mlir::mdl::OnesOp, mlir::mdl::FullOp, mlir::mdl::RandnOp,
+              mlir::mdl::ArangeOp, mlir::mdl::EyeOp>([&](auto) {
+          // One size operand per dynamic dim, in order.
+          unsigned k = 0;
+          for (int64_t i = 0; i < d; ++i)
+            k += type.isDynamicDim(i);
+          if (k < op->getNumOperands())
+            dim = indexSize(op->getOperand(k));
         })
         .Case<mlir::mdl::EmbeddingOp>([&](auto) { dim = operandShape(1)[d]; })
         .Case<mlir::mdl::GatherOp>([&](auto) { dim = operandShape(1)[d]; })
@@ -972,7 +1032,7 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
           return input.takeError();
         llvm::ArrayRef<int64_t> dims = select.getDims();
         std::optional<llvm::SmallVector<SizeExpr, 4>> at =
-            constantPositions(select.getPositions(), dims, input->shape);
+            selectPositions(select.getPositions(), dims, input->shape);
         if (!at)
           return fail(op, runTimePositionError);
         llvm::SmallVector<SizeExpr, 4> starts;
@@ -994,7 +1054,7 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
         if (!input)
           return input.takeError();
         std::optional<llvm::SmallVector<SizeExpr, 4>> at =
-            constantPositions(scatter.getPositions(), scatter.getDims(), input->shape);
+            selectPositions(scatter.getPositions(), scatter.getDims(), input->shape);
         if (!at)
           return fail(op, runTimePositionError);
         // `out[:, t] = h` in a loop: when nothing else reads the input (its
@@ -1236,10 +1296,6 @@ llvm::Expected<DevicePlan> Planner::run() {
     }
     if (llvm::Error err = flushCpuRegion())
       return err;
-    if (mlir::isa<mlir::mdl::ZerosOp, mlir::mdl::OnesOp, mlir::mdl::FullOp, mlir::mdl::RandnOp,
-                  mlir::mdl::ArangeOp, mlir::mdl::EyeOp>(op) &&
-        op.getNumOperands() > 0)
-      return fail(&op, "creating a tensor with a dynamic shape on cuda is not supported yet");
     if (llvm::Error err = planCudaOp(&op))
       return err;
     // A pending value with several uses is computed once, now.

@@ -296,13 +296,37 @@ func.func @forward(%x: !x, %h: !h) -> !x {
       << source;
 }
 
+// A position computed from the input's dims (mlirgen's `arange(0, T + 1)[T]`
+// for a run-time int next to a tensor) is a size expression: the select is
+// planned, and a creation op's size from the dims too.
+TEST_F(PartitionTest, PositionsAndSizesFromInputDimsArePlanned) {
+  llvm::Expected<DevicePlan> p = plan(R"mlir(
+!x = tensor<?x4xf32, #mdl.device<cuda:0>>
+func.func @forward(%x: !x) -> tensor<f32, #mdl.device<cuda:0>> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : !x
+  %m = arith.addi %n, %c1 : index
+  %r = mdl.arange(%m) {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xf32, #mdl.device<cuda:0>>
+  %s = mdl.select %r[%n] {dims = array<i64: 0>} : tensor<?xf32, #mdl.device<cuda:0>> -> tensor<f32, #mdl.device<cuda:0>>
+  return %s : tensor<f32, #mdl.device<cuda:0>>
+}
+)mlir");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+}
+
+// Any other position known only at run time (here a remainder, which size
+// expressions do not have; in a program, the variable of a loop that is not
+// unrolled) stays an error naming the op.
 TEST_F(PartitionTest, PositionsKnownOnlyAtRunTimeAreAnError) {
   llvm::Expected<DevicePlan> p = plan(R"mlir(
 !x = tensor<?x4xf32, #mdl.device<cuda:0>>
 func.func @forward(%x: !x) -> tensor<4xf32, #mdl.device<cuda:0>> {
   %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
   %n = tensor.dim %x, %c0 : !x
-  %s = mdl.select %x[%n] {dims = array<i64: 0>} : !x -> tensor<4xf32, #mdl.device<cuda:0>> loc("rnn.mdl":9:5)
+  %i = arith.remui %n, %c3 : index
+  %s = mdl.select %x[%i] {dims = array<i64: 0>} : !x -> tensor<4xf32, #mdl.device<cuda:0>> loc("rnn.mdl":9:5)
   return %s : tensor<4xf32, #mdl.device<cuda:0>>
 }
 )mlir");
