@@ -85,9 +85,19 @@ bool BuiltinCall::bind(const Value *receiver) {
         ++positional;
       slot = positional++;
       if (slot >= names.size()) {
-        if (slot == names.size())
-          c.reportArgumentCount(arg.range, spec.name, requiredCount(), names.size(), givenCount(),
-                                signature(), "unexpected argument");
+        if (slot == names.size()) {
+          auto diag = c.reportArgumentCount(arg.range, spec.name, requiredCount(), names.size(),
+                                            givenCount(), signature(), "unexpected argument");
+          // PyTorch's `x.reshape(B, -1)`, `x.permute(0, 2, 3, 1)`: sizes and
+          // dims one by one, where here they are one list (the last slot).
+          size_t listArg = names.size() - 1 - (receiver ? 1 : 0);
+          if (spec.name == "reshape" || spec.name == "permute")
+            if (std::vector<Edit> wrap = Checker::wrapArgsInList(call, listArg); !wrap.empty())
+              diag.help("PyTorch takes the " +
+                            std::string(spec.name == "reshape" ? "sizes" : "dims") +
+                            " one by one; here they are one list",
+                        wrap);
+        }
         ok = false;
         continue;
       }

@@ -32,13 +32,15 @@ void Checker::reportMissingArgument(Range at, llvm::StringRef callee, llvm::Stri
     diag.note("the signature is `" + signature.str() + "`");
 }
 
-void Checker::reportArgumentCount(Range at, llvm::StringRef callee, size_t required, size_t total,
-                                  size_t given, llvm::StringRef signature, std::string label) {
+DiagnosticBuilder Checker::reportArgumentCount(Range at, llvm::StringRef callee, size_t required,
+                                               size_t total, size_t given,
+                                               llvm::StringRef signature, std::string label) {
   auto diag =
       diags_.report(DiagId::WrongArgumentCount, at, callee, argumentCount(required, total), given);
   diag.primary(std::move(label));
   if (!signature.empty())
     diag.note("the signature is `" + signature.str() + "`");
+  return diag;
 }
 
 /// The source text of `r` on one line (a parameter written over two lines

@@ -408,15 +408,8 @@ Value Checker::checkCall(const ast::CallExpr &call) {
     checkArgsOnly();
     auto diag = diags_.report(DiagId::UnknownMember, member->member.range, typeStr(base), m);
     diag.label(member->base->range, typeStr(base));
-    // PyTorch's `x.size(0)` / `x.size()`: `x.shape[0]` / `x.shape` here.
-    if (base.type.isTensor() && m == "size" && call.args.size() <= 1 &&
-        (call.args.empty() || !call.args[0].name)) {
-      Range sizeCall{member->member.range.begin, call.range.end};
-      std::string replacement =
-          call.args.empty() ? "shape" : "shape[" + call.args[0].value->range.text().str() + "]";
-      diag.help("PyTorch's `size` is `shape` here, a tuple of the dims of the tensor's type",
-                {{sizeCall, replacement}});
-    }
+    if (base.type.isTensor())
+      helpWithTorchMethod(diag, call, *member, base.type);
     record(*member, errorValue());
     return record(call, errorValue());
   }

@@ -257,8 +257,18 @@ public:
   bool isCreationOp(llvm::StringRef name) const;
   /// E0105 "`callee` takes N arguments, got M" at `at`, with `label` under
   /// it and the callee's `signature` in a note (CallArity.cpp).
-  void reportArgumentCount(Range at, llvm::StringRef callee, size_t required, size_t total,
-                           size_t given, llvm::StringRef signature, std::string label);
+  DiagnosticBuilder reportArgumentCount(Range at, llvm::StringRef callee, size_t required,
+                                        size_t total, size_t given, llvm::StringRef signature,
+                                        std::string label);
+  /// The helps for a PyTorch tensor method that is spelled differently here
+  /// (`x.view(B, -1)` is `x.reshape([B, -1])`, `x.contiguous()` has nothing
+  /// to do); false when `method` is none of them (PyTorchMethods.cpp).
+  bool helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &call,
+                           const ast::MemberExpr &method, const Type &tensor);
+  /// The edits that wrap positional arguments `first`.. of `call` in a list
+  /// (`x.permute(0, 2, 3, 1)` -> `x.permute([0, 2, 3, 1])`); empty when one
+  /// of them is named.
+  static std::vector<Edit> wrapArgsInList(const ast::CallExpr &call, size_t first);
   /// E0107 for `missing`; the label counts the arguments when none is named.
   void reportMissingArgument(Range at, llvm::StringRef callee, llvm::StringRef missing,
                              size_t required, size_t total, size_t given, bool named,

@@ -1,0 +1,67 @@
+//===- PyTorchMethods.cpp - PyTorch's tensor methods, spelled as here -----===//
+//
+// Ported code calls tensor methods that .mdl spells differently or does not
+// need. Where such a call is E0104 (no such member) or E0105 (a list given
+// as separate arguments), the help rewrites it: the edits are exact, so the
+// fix is machine-applicable (fixes/apply-suggestions.test applies each).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/Checker.h"
+
+using namespace modelc;
+using namespace modelc::sema;
+
+std::vector<Edit> Checker::wrapArgsInList(const ast::CallExpr &call, size_t first) {
+  if (first >= call.args.size())
+    return {};
+  for (size_t i = first; i < call.args.size(); ++i)
+    if (call.args[i].name || !call.args[i].value)
+      return {};
+  if (llvm::isa<ast::ListExpr>(call.args[first].value.get()))
+    return {};
+  Range open = call.args[first].range, close = call.args.back().range;
+  return {{{open.begin, open.begin}, "["}, {close.after(), "]"}};
+}
+
+bool Checker::helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &call,
+                                  const ast::MemberExpr &method, const Type &tensor) {
+  llvm::StringRef name = method.member.name;
+  // From the method's name to the call's `)`.
+  Range nameToEnd{method.member.range.begin, call.range.end};
+  bool positional = llvm::all_of(call.args, [](const ast::Arg &a) { return !a.name; });
+  if (name == "size" && call.args.size() <= 1 && positional) {
+    std::string replacement =
+        call.args.empty() ? "shape" : "shape[" + call.args[0].value->range.text().str() + "]";
+    diag.help("PyTorch's `size` is `shape` here, a tuple of the dims of the tensor's type",
+              {{nameToEnd, replacement}});
+    return true;
+  }
+  if (name == "view" && !call.args.empty() && positional) {
+    std::vector<Edit> edits = {{method.member.range, "reshape"}};
+    if (call.args.size() > 1 || !llvm::isa<ast::ListExpr>(call.args[0].value.get())) {
+      std::vector<Edit> wrap = wrapArgsInList(call, 0);
+      edits.insert(edits.end(), wrap.begin(), wrap.end());
+    }
+    diag.help("PyTorch's `view` is `reshape` here, which takes the sizes as one list", edits);
+    return true;
+  }
+  // Tensors are values here: there is no storage to make contiguous, no
+  // autograd graph to detach from, and nothing a copy would protect.
+  if ((name == "contiguous" || name == "detach" || name == "clone") && call.args.empty()) {
+    diag.help("`" + name.str() + "()` has nothing to do here (tensors are values): remove it",
+              {{{method.base->range.end, call.range.end}, ""}});
+    return true;
+  }
+  if (name == "t" && call.args.empty() && !tensor.shape.hasPack() &&
+      tensor.shape.dims.size() == 2) {
+    diag.help("PyTorch's `t()` is `.T` here", {{nameToEnd, "T"}});
+    return true;
+  }
+  if ((name == "dim" || name == "ndimension") && call.args.empty() && !tensor.shape.hasPack()) {
+    diag.help("the rank is in the type: " + std::to_string(tensor.shape.dims.size()),
+              {{call.range, std::to_string(tensor.shape.dims.size())}});
+    return true;
+  }
+  return false;
+}
