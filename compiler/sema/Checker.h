@@ -286,6 +286,7 @@ public:
   /// Element `i` of the tuple `tuple`: its type, its origin and, when the
   /// tuple is written out (`(a, b)`), its own expression.
   Value tupleElement(const Value &tuple, size_t i);
+  /// `x.shape`: the tuple of the dims of x's type (CheckMembers.cpp).
   Value tensorShape(const ast::MemberExpr &expr, const Value &tensor);
   void checkLetTuple(const ast::LetTupleStmt &let);
   /// A `return` in a fn declaring several results, or returning several.
