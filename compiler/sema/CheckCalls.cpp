@@ -343,6 +343,8 @@ Value Checker::checkCall(const ast::CallExpr &call) {
   }
 
   if (auto *member = dyn_cast<ast::MemberExpr>(&calleeExpr)) {
+    if (reportTorchNamespace(call, *member))
+      return record(call, errorValue());
     // `nn.Linear(...)`: a model of an imported module.
     if (auto *base = dyn_cast<ast::NameExpr>(member->base.get())) {
       Resolved r = resolveName(*this, base->name);

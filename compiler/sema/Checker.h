@@ -265,6 +265,10 @@ public:
   /// to do); false when `method` is none of them (PyTorchMethods.cpp).
   bool helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &call,
                            const ast::MemberExpr &method, const Type &tensor);
+  /// E0101 (or E0104 for `nn.functional`) for a built-in called through
+  /// PyTorch's namespaces (`torch.flatten(x, 1)`, `F.relu(x)`), with the
+  /// help dropping the prefix; false when `callee` is not such a call.
+  bool reportTorchNamespace(const ast::CallExpr &call, const ast::MemberExpr &callee);
   /// The edits that wrap positional arguments `first`.. of `call` in a list
   /// (`x.permute(0, 2, 3, 1)` -> `x.permute([0, 2, 3, 1])`); empty when one
   /// of them is named.

@@ -4,10 +4,13 @@
 // need. Where such a call is E0104 (no such member) or E0105 (a list given
 // as separate arguments), the help rewrites it: the edits are exact, so the
 // fix is machine-applicable (fixes/apply-suggestions.test applies each).
+// PyTorch's namespaces (`torch.flatten`, `F.relu`) name built-ins that are
+// global here: the help drops the prefix.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sema/Checker.h"
+#include "sema/ResolveName.h"
 
 using namespace modelc;
 using namespace modelc::sema;
@@ -64,4 +67,42 @@ bool Checker::helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &
     return true;
   }
   return false;
+}
+
+bool Checker::reportTorchNamespace(const ast::CallExpr &call, const ast::MemberExpr &callee) {
+  // The names of the chain, root first: `torch.nn.functional.relu`.
+  llvm::SmallVector<llvm::StringRef, 4> path = {callee.member.name};
+  const ast::Expr *at = callee.base.get();
+  while (auto *member = llvm::dyn_cast<ast::MemberExpr>(at)) {
+    path.insert(path.begin(), member->member.name);
+    at = member->base.get();
+  }
+  auto *root = llvm::dyn_cast<ast::NameExpr>(at);
+  if (!root || !isBuiltin(callee.member.name))
+    return false;
+  path.insert(path.begin(), root->name);
+  llvm::ArrayRef<llvm::StringRef> prefix = llvm::ArrayRef(path).drop_back();
+  auto is = [&](std::initializer_list<llvm::StringRef> names) {
+    return prefix.size() == names.size() && std::equal(names.begin(), names.end(), prefix.begin());
+  };
+  bool torch = is({"torch"}) || is({"F"}) || is({"torch", "nn", "functional"});
+  bool functional = is({"nn", "functional"});
+  // `torch` and `F` only where they name nothing here.
+  if (!(torch && detail::resolveName(*this, root->name).kind == detail::Resolved::Kind::None) &&
+      !functional)
+    return false;
+  for (const ast::Arg &a : call.args)
+    if (a.value)
+      checkExpr(*a.value);
+  std::string written = callee.range.text().str();
+  auto diag = functional ? diags_.report(DiagId::UnknownMember, callee.base->range, "module `nn`",
+                                         "functional")
+                         : diags_.report(DiagId::UnknownName, root->range, root->name);
+  if (!functional)
+    diag.primary("not found in this scope");
+  // The arguments may still be written PyTorch's way (`zeros(2, 3)`):
+  // review the call after the rewrite.
+  diag.help("PyTorch's `" + written + "` is the built-in `" + callee.member.name + "` here",
+            {{{root->range.begin, callee.member.range.begin}, ""}}, Applicability::MaybeIncorrect);
+  return true;
 }
