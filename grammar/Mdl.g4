@@ -104,7 +104,9 @@ primary
   | '(' expr (',' expr)* ','? ')'                      # parenPrimary  // with a comma: a tuple
   ;
 args       : arg (',' arg)* ','? ;
-arg        : (IDENT ':')? expr ;
+// `name=value` (Python's keyword argument) parses so that the checker can
+// say `name: value` once instead of a cascade of syntax errors.
+arg        : (IDENT (':' | '='))? expr ;
 // `i`, `a:b`, `:b`, `a::c`, `:`. Written so one token of lookahead decides.
 slice      : expr sliceTail? | sliceTail ;
 sliceTail  : ':' expr? (':' expr?)? ;

@@ -1136,6 +1136,21 @@ private:
     return true;
   }
 
+  /// `dim=1`, Python's keyword argument, is `dim: 1` here: an error whose
+  /// fix is exact; the argument is kept as the named one it means.
+  void reportPythonKeywordArgument(const Ident &name, antlr4::Token *equals) {
+    Range at = range(equals);
+    // From the name's end to the value: `dim=1` and `dim = 1` become `dim: 1`
+    // (the value follows on the same line: the `=` is not the file's end).
+    const char *value = at.end.getPointer();
+    while (*value == ' ' || *value == '\t')
+      ++value;
+    Range between{name.range.end, llvm::SMLoc::getFromPointer(value)};
+    state_.diags.report(DiagId::UnexpectedToken, at, "`:`", "`=`")
+        .primary("a named argument takes `:`")
+        .help("Python's `" + name.name + "=` is `" + name.name + ":` here", {{between, ": "}});
+  }
+
   bool buildArgs(ParserRuleContext &ctx, std::vector<Arg> &args, unsigned &depth) {
     for (ParseTree *child : ctx.children) {
       Classified node = classify(child);
@@ -1151,8 +1166,11 @@ private:
         if (piece.kind == NodeKind::Expr) {
           value = piece.as<Mdl::ExprContext>();
         } else if (piece.kind == NodeKind::Token) {
-          if (piece.token->getSymbol()->getType() == Mdl::IDENT)
-            arg.name = ident(piece.token->getSymbol());
+          antlr4::Token *token = piece.token->getSymbol();
+          if (token->getType() == Mdl::IDENT)
+            arg.name = ident(token);
+          else if (token->getText() == "=" && arg.name)
+            reportPythonKeywordArgument(*arg.name, token);
         } else {
           return false;
         }
