@@ -293,6 +293,13 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
   std::string spelling = literalSpelling(offendingSymbol->getType(), vocab);
   if (isKeywordSpelling(spelling) && expected.phrase().find("identifier") != std::string::npos)
     builder.note("`" + spelling + "` is a keyword and cannot be used as a name");
+  // PyTorch's `x.float()`, `x.int()`: a conversion is `cast` here.
+  if (previous && previous->getText() == "." && (spelling == "float" || spelling == "int")) {
+    builder.help("PyTorch's `." + spelling + "()` is `cast(x, " +
+                     (spelling == "float" ? "f32" : "i32") + ")` here (`x.to(f16)` too)",
+                 {}, Applicability::HasPlaceholders);
+    return;
+  }
 
   for (antlr4::Token *candidate : {offendingSymbol, previous}) {
     if (!candidate)

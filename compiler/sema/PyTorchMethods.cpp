@@ -56,6 +56,15 @@ bool Checker::helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &
               {{{method.base->range.end, call.range.end}, ""}});
     return true;
   }
+  if (name == "pow" && call.args.size() == 1 && positional) {
+    const ast::Expr &exponent = *call.args[0].value;
+    bool simple = llvm::isa<ast::IntLitExpr, ast::FloatLitExpr, ast::NameExpr>(exponent);
+    std::string text = exponent.range.text().str();
+    diag.help(
+        "PyTorch's `pow` is the operator `**` here",
+        {{{method.base->range.end, call.range.end}, " ** " + (simple ? text : "(" + text + ")")}});
+    return true;
+  }
   if (name == "t" && call.args.empty() && !tensor.shape.hasPack() &&
       tensor.shape.dims.size() == 2) {
     diag.help("PyTorch's `t()` is `.T` here", {{nameToEnd, "T"}});
