@@ -1141,7 +1141,7 @@ private:
   void reportPythonKeywordArgument(const Ident &name, antlr4::Token *equals) {
     Range at = range(equals);
     // From the name's end to the value: `dim=1` and `dim = 1` become `dim: 1`
-    // (the value follows on the same line: the `=` is not the file's end).
+    // (the source buffer ends in a NUL, which stops the scan).
     const char *value = at.end.getPointer();
     while (*value == ' ' || *value == '\t')
       ++value;
