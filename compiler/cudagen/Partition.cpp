@@ -437,9 +437,12 @@ Planner::selectPositions(mlir::ValueRange positions, llvm::ArrayRef<int64_t> dim
 /// A pure expand or collapse may have several dynamic dims, each tied to its
 /// group (an input dim split into result dims, or input dims merged into
 /// one); any other reshape has one, the elements left by the static dims.
-static SizeExpr reshapedDim(mlir::RankedTensorType from, mlir::RankedTensorType to,
-                            llvm::ArrayRef<SizeExpr> in, int64_t d) {
-  if (auto groups = mlir::mdl::pureReshapeGroups(from, to)) {
+static SizeExpr reshapedDim(mlir::mdl::ReshapeOp op, llvm::ArrayRef<SizeExpr> in, int64_t d) {
+  auto from = mlir::cast<mlir::RankedTensorType>(op.getInput().getType());
+  auto to = mlir::cast<mlir::RankedTensorType>(op.getType());
+  auto groups = op.getGroups() ? mlir::mdl::explicitReshapeGroups(from, to, *op.getGroups())
+                               : mlir::mdl::pureReshapeGroups(from, to);
+  if (groups) {
     if (to.getRank() >= from.getRank()) { // expand: a group of result dims per input dim
       for (auto [inputDim, group] : llvm::enumerate(*groups))
         if (llvm::is_contained(group, d)) {
@@ -506,9 +509,8 @@ llvm::Expected<llvm::SmallVector<SizeExpr, 4>> Planner::resultShape(mlir::Operat
           }
           dim = kept[d];
         })
-        .Case<mlir::mdl::ReshapeOp>([&](mlir::mdl::ReshapeOp r) {
-          dim = reshapedDim(r.getInput().getType(), type, operandShape(0), d);
-        })
+        .Case<mlir::mdl::ReshapeOp>(
+            [&](mlir::mdl::ReshapeOp r) { dim = reshapedDim(r, operandShape(0), d); })
         .Case<mlir::mdl::TransposeOp>([&](auto t) {
           int64_t from = d == int64_t(t.getDim0())   ? int64_t(t.getDim1())
                          : d == int64_t(t.getDim1()) ? int64_t(t.getDim0())

@@ -125,6 +125,41 @@ std::optional<SmallVector<ReassociationIndices>> mlir::mdl::pureReshapeGroups(Ra
   return groups;
 }
 
+std::optional<SmallVector<ReassociationIndices>>
+mlir::mdl::explicitReshapeGroups(RankedTensorType from, RankedTensorType to,
+                                 ArrayRef<int64_t> groups) {
+  if (from.getRank() == to.getRank())
+    return std::nullopt;
+  bool expanding = to.getRank() > from.getRank();
+  RankedTensorType wide = expanding ? to : from, narrow = expanding ? from : to;
+  if (int64_t(groups.size()) != narrow.getRank())
+    return std::nullopt;
+  SmallVector<ReassociationIndices> result;
+  int64_t next = 0;
+  for (auto [narrowDim, size] : llvm::enumerate(groups)) {
+    if (size < 1 || next + size > wide.getRank())
+      return std::nullopt;
+    ReassociationIndices group;
+    int64_t dynamic = 0, product = 1;
+    for (int64_t d = next; d < next + size; ++d) {
+      group.push_back(d);
+      if (wide.isDynamicDim(d))
+        ++dynamic;
+      else
+        product *= wide.getDimSize(d);
+    }
+    next += size;
+    bool narrowDynamic = narrow.isDynamicDim(narrowDim);
+    if ((dynamic > 0) != narrowDynamic || (expanding && dynamic > 1) ||
+        (!narrowDynamic && product != narrow.getDimSize(narrowDim)))
+      return std::nullopt;
+    result.push_back(std::move(group));
+  }
+  if (next != wide.getRank())
+    return std::nullopt;
+  return result;
+}
+
 int64_t mlir::mdl::slicedExtent(int64_t start, int64_t end, int64_t step, int64_t size) {
   auto bound = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
   int64_t first = bound(start), last = bound(end);

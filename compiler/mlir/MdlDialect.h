@@ -42,6 +42,13 @@ std::optional<SmallVector<ReassociationIndices>> pureReshapeGroups(RankedTensorT
 inline bool isPureExpandOrCollapse(RankedTensorType from, RankedTensorType to) {
   return pureReshapeGroups(from, to).has_value();
 }
+/// The reassociation of `groups` (sizes of consecutive groups of the
+/// higher-rank side's dims) between `from` and `to`, checked: one group per
+/// lower-rank dim, covering every higher-rank dim, a static lower-rank dim
+/// the product of static dims, a dynamic one holding a dynamic dim (at most
+/// one when expanding). nullopt when they do not describe such a reshape.
+std::optional<SmallVector<ReassociationIndices>>
+explicitReshapeGroups(RankedTensorType from, RankedTensorType to, ArrayRef<int64_t> groups);
 
 /// The extent of a Python slice `start:end:step` (negative bounds count from
 /// the end; both clamp into [0, size]) of a dim of `size`.

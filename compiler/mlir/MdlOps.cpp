@@ -291,8 +291,13 @@ LogicalResult ReshapeOp::verify() {
   if (failed(verifySameElementType(*this, "result", getType(), input)))
     return failure();
   // Several dynamic dims need a pure expand or collapse (unsqueeze, squeeze,
-  // flatten), which keeps each of them tied to one input dim.
-  if (getType().getNumDynamicDims() > 1 && !isPureExpandOrCollapse(input, getType()))
+  // flatten), which keeps each of them tied to its input dims: told by the
+  // types, or by `groups`.
+  if (std::optional<ArrayRef<int64_t>> groups = getGroups()) {
+    if (!explicitReshapeGroups(input, getType(), *groups))
+      return emitOpError() << "groups do not describe an expand or collapse of " << input
+                           << " into " << getType();
+  } else if (getType().getNumDynamicDims() > 1 && !isPureExpandOrCollapse(input, getType()))
     return emitOpError() << "result may have at most one dynamic dim unless it only inserts or "
                             "merges dims, got "
                          << getType().getNumDynamicDims();

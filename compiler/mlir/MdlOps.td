@@ -202,7 +202,15 @@ def Mdl_BatchNormOp : Mdl_Op<"batch_norm",
 
 def Mdl_ReshapeOp : Mdl_Op<"reshape", [Pure, Mdl_SameDevice]> {
   let summary = "reshape to the result type (at most one dynamic result dim)";
-  let arguments = (ins Mdl_Tensor:$input);
+  let description = [{
+    Several dynamic result dims need a pure expand or collapse, whose groups
+    of dims (one per dim of the lower-rank side) are either told by the types
+    or given by `groups`: the number of higher-rank dims in each group, in
+    order (`flatten` of `[?, 3, ?, ?]` into `[?, ?]` is groups `[1, 3]`). A
+    collapse group may merge several dynamic dims; an expand group may hold
+    one.
+  }];
+  let arguments = (ins Mdl_Tensor:$input, OptionalAttr<DenseI64ArrayAttr>:$groups);
   let results = (outs Mdl_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

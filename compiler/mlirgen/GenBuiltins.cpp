@@ -161,6 +161,42 @@ GenValue Generator::genSpatial(llvm::StringRef name, const ast::CallExpr &call,
 // Built-ins
 //===----------------------------------------------------------------------===//
 
+/// The groups of a reshape between two of the checker's tensor types that
+/// only merges or splits dims: the sizes of consecutive groups of the
+/// higher-rank type's dims whose product is each dim of the other (dims
+/// compared as polynomials: `C*H*W` is the group of `C`, `H` and `W`), static
+/// 1s joining the group before them; nullopt when no such grouping exists.
+static std::optional<llvm::SmallVector<int64_t>> reshapeGroups(const sema::Type &from,
+                                                               const sema::Type &to) {
+  if (!from.isTensor() || !to.isTensor() || from.shape.hasPack() || to.shape.hasPack() ||
+      from.shape.dims.size() == to.shape.dims.size())
+    return std::nullopt;
+  bool expanding = to.shape.dims.size() > from.shape.dims.size();
+  llvm::ArrayRef<sema::Dim> wide = expanding ? to.shape.dims : from.shape.dims;
+  llvm::ArrayRef<sema::Dim> narrow = expanding ? from.shape.dims : to.shape.dims;
+  llvm::SmallVector<int64_t> groups;
+  size_t next = 0;
+  for (sema::Dim target : narrow) {
+    if (next >= wide.size())
+      return std::nullopt;
+    sema::Dim product = wide[next++];
+    int64_t size = 1;
+    while (product != target && next < wide.size()) {
+      product = product * wide[next++];
+      ++size;
+    }
+    if (product != target)
+      return std::nullopt;
+    groups.push_back(size);
+  }
+  for (; next < wide.size(); ++next) { // trailing 1s join the last group
+    if (!wide[next].isConstant(1) || groups.empty())
+      return std::nullopt;
+    ++groups.back();
+  }
+  return groups;
+}
+
 GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
                                const GenValue *receiver, Scope &scope,
                                std::optional<sema::Device> placement) {
@@ -294,7 +330,16 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
   if (name == "reshape" || name == "flatten" || name == "unsqueeze" || name == "squeeze") {
     if (!needX())
       return {};
-    return GenValue::ofTensor(reshape(x, rt, l));
+    mlir::Value reshaped = reshape(x, rt, l);
+    // Dims that stay symbolic (a .mdlc, the embedding API) and that the
+    // types alone cannot group (`flatten` of [?, 3, ?, ?] into [?, ?]): the
+    // groups from the checker's dims.
+    if (rt.getNumDynamicDims() > 1 && !mlir::mdl::isPureExpandOrCollapse(xt, rt) && !bound.empty())
+      if (const sema::ExprInfo *xInfo = program.typeOf(bound[0]))
+        if (std::optional<llvm::SmallVector<int64_t>> groups =
+                reshapeGroups(xInfo->type, info->type))
+          reshaped.getDefiningOp()->setAttr("groups", b.getDenseI64ArrayAttr(*groups));
+    return GenValue::ofTensor(reshaped);
   }
   if (name == "transpose") {
     namespace P = slot::transpose;
@@ -431,8 +476,7 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
       return {};
     // `x.to(bf16)` changes the dtype (a cast), `x.to(cuda:0)` the device.
     if (rt != xt && rt.getElementType() != xt.getElementType()) {
-      RankedTensorType converted =
-          tensorType(xt.getShape(), rt.getElementType(), xt.getEncoding());
+      RankedTensorType converted = tensorType(xt.getShape(), rt.getElementType(), xt.getEncoding());
       x = mlir::mdl::CastOp::create(b, l, converted, x);
       xt = converted;
       if (rt == xt)

@@ -231,6 +231,26 @@ func.func @reshape_dynamic(%a: tensor<?x3xf32>) {
 
 // -----
 
+// Groups must cover the input's dims, one per result dim, and a static
+// result dim must be their product: [?, 3, ?, ?] grouped [2, 2] would put
+// 3 and ? into the first (dynamic) dim -- allowed -- but [1, 2] leaves a dim.
+func.func @reshape_groups_short(%a: tensor<?x3x?x?xf32>) {
+  // expected-error@+1 {{'mdl.reshape' op groups do not describe an expand or collapse of 'tensor<?x3x?x?xf32>' into 'tensor<?x?xf32>'}}
+  %0 = mdl.reshape %a {groups = array<i64: 1, 2>} : tensor<?x3x?x?xf32> -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// An expand group may hold one dynamic dim: [?] into [?, ?] cannot be split.
+func.func @reshape_groups_split_dynamic(%a: tensor<?xf32>) {
+  // expected-error@+1 {{'mdl.reshape' op groups do not describe an expand or collapse of 'tensor<?xf32>' into 'tensor<?x?xf32>'}}
+  %0 = mdl.reshape %a {groups = array<i64: 2>} : tensor<?xf32> -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
 func.func @transpose_shape(%a: tensor<2x3xf32>) {
   // expected-error@+1 {{'mdl.transpose' op result dim 0 is 2 but expected 3}}
   %0 = mdl.transpose %a {dim0 = 0, dim1 = 1} : tensor<2x3xf32> -> tensor<2x3xf32>
