@@ -87,13 +87,17 @@ constexpr llvm::StringLiteral runTimePositionError =
     "range) is not supported on cuda yet; a range of at most 16 steps known at compile time is "
     "unrolled, and then every position is a constant";
 
-/// Where Python reads position `position` of a dim of `extent`: negative
-/// counts from the end, then clamped into the dim (into [0, extent - 1] for an
-/// index, [0, extent] for a slice start), as the cpu back end does.
-SizeExpr pythonPosition(int64_t position, const SizeExpr &extent, bool isIndex) {
-  SizeExpr from = position < 0 ? extent + SizeExpr(position) : SizeExpr(position);
+/// `from` clamped into a dim of `extent`: into [0, extent - 1] for an index,
+/// [0, extent] for a slice start, as the cpu back end does.
+SizeExpr clampedPosition(const SizeExpr &from, const SizeExpr &extent, bool isIndex) {
   SizeExpr last = isIndex ? extent - SizeExpr(1) : extent;
   return SizeExpr::min(SizeExpr::max(from, SizeExpr(0)), last);
+}
+/// Where Python reads position `position` of a dim of `extent`: negative
+/// counts from the end, then clamped into the dim.
+SizeExpr pythonPosition(int64_t position, const SizeExpr &extent, bool isIndex) {
+  return clampedPosition(position < 0 ? extent + SizeExpr(position) : SizeExpr(position), extent,
+                         isIndex);
 }
 
 /// A matmul or conv2d whose result is not written yet: an elementwise
@@ -428,7 +432,7 @@ Planner::selectPositions(mlir::ValueRange positions, llvm::ArrayRef<int64_t> dim
     std::optional<SizeExpr> at = indexSize(position);
     if (!at)
       return std::nullopt;
-    starts.push_back(SizeExpr::min(SizeExpr::max(*at, SizeExpr(0)), shape[dim] - SizeExpr(1)));
+    starts.push_back(clampedPosition(*at, shape[dim], /*isIndex=*/true));
   }
   return starts;
 }
@@ -440,8 +444,7 @@ Planner::selectPositions(mlir::ValueRange positions, llvm::ArrayRef<int64_t> dim
 static SizeExpr reshapedDim(mlir::mdl::ReshapeOp op, llvm::ArrayRef<SizeExpr> in, int64_t d) {
   auto from = mlir::cast<mlir::RankedTensorType>(op.getInput().getType());
   auto to = mlir::cast<mlir::RankedTensorType>(op.getType());
-  auto groups = op.getGroups() ? mlir::mdl::explicitReshapeGroups(from, to, *op.getGroups())
-                               : mlir::mdl::pureReshapeGroups(from, to);
+  auto groups = op.getReassociation();
   if (groups) {
     if (to.getRank() >= from.getRank()) { // expand: a group of result dims per input dim
       for (auto [inputDim, group] : llvm::enumerate(*groups))

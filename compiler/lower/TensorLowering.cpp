@@ -409,9 +409,7 @@ FailureOr<Value> lowerReshape(ReshapeOp op, ReshapeOp::Adaptor adaptor, RankedTe
   auto inputType = cast<RankedTensorType>(input.getType());
   // Inserting or merging dims (unsqueeze, squeeze, flatten) keeps every
   // dynamic dim tied to its input dim, however many there are.
-  std::optional<SmallVector<ReassociationIndices>> groups =
-      op.getGroups() ? explicitReshapeGroups(inputType, resultType, *op.getGroups())
-                     : pureReshapeGroups(inputType, resultType);
+  std::optional<SmallVector<ReassociationIndices>> groups = op.getReassociation();
   if (groups) {
     if (resultType.getRank() < inputType.getRank())
       return tensor::CollapseShapeOp::create(rewriter, loc, resultType, input, *groups).getResult();

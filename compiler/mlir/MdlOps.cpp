@@ -286,6 +286,13 @@ LogicalResult BatchNormOp::verify() {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
+std::optional<SmallVector<ReassociationIndices>> ReshapeOp::getReassociation() {
+  RankedTensorType input = tensorOf(getInput());
+  if (std::optional<ArrayRef<int64_t>> groups = getGroups())
+    return explicitReshapeGroups(input, getType(), *groups);
+  return pureReshapeGroups(input, getType());
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType input = tensorOf(getInput());
   if (failed(verifySameElementType(*this, "result", getType(), input)))

@@ -214,6 +214,12 @@ def Mdl_ReshapeOp : Mdl_Op<"reshape", [Pure, Mdl_SameDevice]> {
   let results = (outs Mdl_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The dims of the higher-rank side grouped per lower-rank dim, from
+    /// `groups` when present, else from the types; nullopt when the reshape
+    /// is not a pure expand or collapse.
+    std::optional<SmallVector<ReassociationIndices>> getReassociation();
+  }];
 }
 
 def Mdl_TransposeOp : Mdl_Op<"transpose", [Pure, Mdl_SameDevice]> {

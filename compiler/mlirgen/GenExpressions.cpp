@@ -230,14 +230,8 @@ GenValue Generator::genName(const ast::NameExpr &name, Scope &scope) {
           GenValue::ofScalar(double(*concreteDim(*t.intValue, frame).asConstant()), true));
     return v;
   }
-  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue) {
-    int64_t extent = extentOf(scopedDim(*einfo->type.intValue, scope), frame);
-    if (extent != kDyn)
-      return GenValue::ofScalar(double(extent), true);
-    GenValue v;
-    v.kind = GenValue::Kind::Size;
-    return v;
-  }
+  if (einfo && einfo->type.kind() == sema::Type::Kind::Int && einfo->type.intValue)
+    return intOfDim(*einfo->type.intValue, scope);
   if (einfo && einfo->type.kind() == sema::Type::Kind::DType) {
     // A dtype parameter (`zeros(s, dtype: dtype)`): the instance's argument.
     if (std::optional<ast::DType> d = concreteDType(einfo->type.dtype, scope)) {
@@ -299,14 +293,9 @@ GenValue Generator::genMember(const ast::MemberExpr &member, Scope &scope) {
     GenValue v;
     v.kind = GenValue::Kind::Tuple;
     for (const sema::Type &dim : *info->type.elements) {
-      int64_t extent =
-          dim.intValue ? extentOf(scopedDim(*dim.intValue, scope), *scope.frame) : kDyn;
-      GenValue element;
-      if (extent != kDyn)
-        element = GenValue::ofScalar(double(extent), true);
-      else
-        element.kind = GenValue::Kind::Size;
-      v.elements.push_back(element);
+      GenValue unknown;
+      unknown.kind = GenValue::Kind::Size;
+      v.elements.push_back(dim.intValue ? intOfDim(*dim.intValue, scope) : unknown);
     }
     return v;
   }

@@ -200,6 +200,16 @@ private:
     std::optional<int64_t> k = concreteDim(d, frame).asConstant();
     return k && *k >= 0 ? *k : kDyn;
   }
+  /// The int `d` (a dim the checker knows): a constant where this scope fixes
+  /// it, else a Size, read from the inputs where a consumer needs it.
+  GenValue intOfDim(sema::Dim d, Scope &scope) {
+    int64_t extent = extentOf(scopedDim(d, scope), *scope.frame);
+    if (extent != kDyn)
+      return GenValue::ofScalar(double(extent), true);
+    GenValue v;
+    v.kind = GenValue::Kind::Size;
+    return v;
+  }
   /// `d` as an index value: a constant, or computed from the run-time
   /// extents of the scope's symbolic dims; null when it depends on anything
   /// else.
