@@ -93,7 +93,7 @@ primary
   : (IDENT '.')? IDENT '<' device (',' device)* '>' '(' args? ')'  # instantiatePrimary
   | IDENT                                              # namePrimary
   | INT_LIT                                            # intPrimary
-  | FLOAT_LIT                                          # floatPrimary
+  | (FLOAT_LIT | INF)                                  # floatPrimary
   | (TRUE | FALSE)                                     # boolPrimary
   | (STRING_LIT | UNTERMINATED_STRING)                 # stringPrimary  // reported by the parser
   | CPU                                                # cpuPrimary
@@ -118,6 +118,7 @@ FN : 'fn' ;  LET : 'let' ;  RETURN : 'return' ;  FOR : 'for' ;  IF : 'if' ;  ELS
 TRUE : 'true' ;  FALSE : 'false' ;  AND : 'and' ;  OR : 'or' ;  NOT : 'not' ;
 DEVICE : 'device' ;  CPU : 'cpu' ;  CUDA : 'cuda' ;
 INT_T : 'int' ;  FLOAT_T : 'float' ;  BOOL : 'bool' ;
+INF : 'inf' ; // float infinity (`-inf` in a mask)
 F16 : 'f16' ;  BF16 : 'bf16' ;  F32 : 'f32' ;  F64 : 'f64' ;  I32 : 'i32' ;  I64 : 'i64' ;
 
 ELLIPSIS : '...' ;

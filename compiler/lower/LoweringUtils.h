@@ -90,6 +90,12 @@ struct LowerWith : mlir::OpConversionPattern<OpTy> {
                                       mlir::ConversionPatternRewriter &rewriter) const override {
     auto resultType =
         mlir::cast<RankedTensorType>(this->getTypeConverter()->convertType(op.getType()));
+    // A result with no elements (an empty batch) is only its shape; the
+    // slices that would fill it have offsets that tensor ops reject.
+    if (resultType.hasStaticShape() && resultType.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), resultType, {}));
+      return mlir::success();
+    }
     mlir::FailureOr<Value> result = Lower(op, adaptor, resultType, rewriter);
     if (mlir::failed(result))
       return mlir::failure();

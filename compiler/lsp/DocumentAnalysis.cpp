@@ -506,9 +506,9 @@ proto::CompletionList DocumentAnalysis::complete(StringRef currentText, proto::P
     add(builtin.name, proto::CompletionItemKind::Function,
         (builtin.name + "(" + builtin.params + ")").str(), "", "3");
   for (StringRef keyword :
-       {"let",    "return", "for", "in",   "if",     "else", "fn",    "param", "buffer", "model",
-        "assert", "import", "cpu", "cuda", "device", "true", "false", "and",   "or",     "not",
-        "f16",    "bf16",   "f32", "f64",  "i32",    "i64",  "bool",  "int",   "float"})
+       {"let",    "return", "for",  "in",   "if",     "else", "fn",    "param", "buffer", "model",
+        "assert", "import", "cpu",  "cuda", "device", "true", "false", "inf",   "and",    "or",
+        "not",    "f16",    "bf16", "f32",  "f64",    "i32",  "i64",   "bool",  "int",    "float"})
     add(keyword, proto::CompletionItemKind::Keyword, "", "", "9");
   return list;
 }

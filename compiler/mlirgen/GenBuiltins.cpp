@@ -305,8 +305,13 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
         dims.push_back(d);
     auto dimsAttr = b.getDenseI64ArrayAttr(dims);
     auto keep = b.getBoolAttr(args.integer(P::keepdim, 0) != 0);
-    if (name == "sum")
+    if (name == "sum") {
+      // Bools and ints count in the checker's i64.
+      if (rt.getElementType() != xt.getElementType())
+        x = mlir::mdl::CastOp::create(
+            b, l, RankedTensorType::get(xt.getShape(), rt.getElementType(), xt.getEncoding()), x);
       return GenValue::ofTensor(mlir::mdl::SumOp::create(b, l, rt, x, dimsAttr, keep));
+    }
     if (name == "mean")
       return GenValue::ofTensor(mlir::mdl::MeanOp::create(b, l, rt, x, dimsAttr, keep));
     if (name == "max")
@@ -458,6 +463,20 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
       c = broadcastScalar(args[P::b], a, args.range(P::b));
     return GenValue::ofTensor(mlir::mdl::WhereOp::create(b, l, rt, mask, a, c));
   }
+  if (name == "maximum" || name == "minimum") {
+    namespace P = slot::maximum;
+    static_assert(slot::same(P::a, slot::minimum::a) && slot::same(P::b, slot::minimum::b));
+    mlir::Value a = args.tensor(P::a), c = args.tensor(P::b);
+    if (!a && !c)
+      return unsupported(call.range, "`" + name + "` of two numbers");
+    if (!a)
+      a = broadcastScalar(args[P::a], c, args.range(P::a));
+    if (!c)
+      c = broadcastScalar(args[P::b], a, args.range(P::b));
+    if (name == "maximum")
+      return GenValue::ofTensor(mlir::mdl::MaxOp::create(b, l, rt, a, c));
+    return GenValue::ofTensor(mlir::mdl::MinOp::create(b, l, rt, a, c));
+  }
   if (name == "cross_entropy" || name == "nll_loss") {
     namespace P = slot::cross_entropy;
     static_assert(slot::same(P::target, slot::nll_loss::target) &&
@@ -506,9 +525,14 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     if (name == "full")
       return GenValue::ofTensor(mlir::mdl::FullOp::create(
           b, l, rt, sizes, b.getF64FloatAttr(args.number(slot::full::value, 0).value_or(0))));
-    if (name == "randn")
-      return GenValue::ofTensor(mlir::mdl::RandnOp::create(
-          b, l, rt, sizes, b.getI64IntegerAttr(args.integer(slot::randn::seed, 0))));
+    if (name == "randn") {
+      // Without `seed:`, each randn generated (each call site, unrolled
+      // iteration and submodel instance) draws its own stream: 0, 1, 2, ...
+      int64_t seed =
+          args.has(slot::randn::seed) ? args.integer(slot::randn::seed, 0) : nextDefaultSeed++;
+      return GenValue::ofTensor(
+          mlir::mdl::RandnOp::create(b, l, rt, sizes, b.getI64IntegerAttr(seed)));
+    }
     if (name == "arange") {
       // `arange(end)` or `arange(start, end, step)`; the checker sized it.
       namespace P = slot::arange;

@@ -27,7 +27,8 @@ namespace modelc::mlirgen::detail {
 
 bool Generator::isComposedBuiltin(llvm::StringRef name) {
   return llvm::is_contained({"split", "chunk", "masked_fill", "triu", "tril", "pad", "conv1d",
-                             "conv_transpose2d", "group_norm", "interpolate"},
+                             "conv_transpose2d", "group_norm", "interpolate", "clamp", "clip",
+                             "argmax", "argmin"},
                             name);
 }
 
@@ -135,13 +136,73 @@ mlir::Value Generator::padDim(mlir::Value x, int64_t dim, int64_t left, int64_t 
                                     scalarLike(value, gathered, l));
 }
 
+GenValue Generator::genArgReduce(bool smallest, const BuiltinArgs &args, mlir::Value x,
+                                 RankedTensorType result, mlir::Location l) {
+  // The smallest position along the dim that holds the extreme value:
+  // -max(-where(x == extreme, position, big)).
+  namespace P = slot::argmax;
+  mlir::Value source = x;
+  int64_t dim = 0;
+  if (args.has(P::dim)) {
+    int64_t d = args.integer(P::dim, 0), rank = typeOf(x).getRank();
+    dim = d < 0 ? d + rank : d;
+  } else {
+    RankedTensorType xt = typeOf(x);
+    source = reshape(x, {xt.hasStaticShape() ? xt.getNumElements() : kDyn}, l);
+  }
+  RankedTensorType st = typeOf(source);
+  llvm::SmallVector<int64_t> kept(st.getShape());
+  kept[dim] = 1;
+  auto dims = b.getDenseI64ArrayAttr({dim});
+  mlir::Value extreme;
+  if (smallest) { // min = -max(-x)
+    mlir::Value negated = mlir::mdl::NegOp::create(b, l, st, source);
+    extreme =
+        mlir::mdl::NegOp::create(b, l, withShape(st, kept),
+                                 mlir::mdl::ReduceMaxOp::create(b, l, withShape(st, kept), negated,
+                                                                dims, b.getBoolAttr(true)));
+  } else {
+    extreme = mlir::mdl::ReduceMaxOp::create(b, l, withShape(st, kept), source, dims,
+                                             b.getBoolAttr(true));
+  }
+  mlir::Value hit = compare("eq", source, extreme, l);
+  // i64 positions 0, 1, ... along the dim, shaped to broadcast against it.
+  RankedTensorType i64 =
+      tensorType({st.getDimSize(dim)}, elementType(ast::DType::I64), st.getEncoding());
+  llvm::SmallVector<mlir::Value, 1> count;
+  if (st.isDynamicDim(dim))
+    count.push_back(mlir::tensor::DimOp::create(b, l, source, dim));
+  mlir::Value positions =
+      mlir::mdl::ArangeOp::create(b, l, i64, count, b.getF64FloatAttr(0), b.getF64FloatAttr(1));
+  llvm::SmallVector<int64_t> along(st.getRank(), 1);
+  along[dim] = st.getDimSize(dim);
+  positions = reshape(positions, along, l);
+  RankedTensorType candidatesType = withShape(i64, st.getShape());
+  mlir::Value candidates = mlir::mdl::WhereOp::create(
+      b, l, candidatesType, hit, positions, scalarLike(double(int64_t(1) << 62), positions, l));
+  mlir::Value negated = mlir::mdl::NegOp::create(b, l, candidatesType, candidates);
+  bool keep = args.has(P::dim) && args.integer(P::keepdim, 0) != 0;
+  llvm::SmallVector<int64_t> reducedShape;
+  for (int64_t d = 0; d < st.getRank(); ++d)
+    if (d != dim || keep)
+      reducedShape.push_back(d == dim ? 1 : st.getDimSize(d));
+  RankedTensorType reduced = withShape(i64, reducedShape);
+  mlir::Value first = mlir::mdl::NegOp::create(
+      b, l, reduced,
+      mlir::mdl::ReduceMaxOp::create(b, l, reduced, negated, dims, b.getBoolAttr(keep)));
+  if (reduced.getShape() != result.getShape())
+    first = reshape(first, result, l); // `keepdim` without a dim: all ones
+  return GenValue::ofTensor(first);
+}
+
 GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
                                        const BuiltinArgs &args, RankedTensorType result,
                                        Scope &scope) {
   mlir::Location l = loc(call.range);
   static_assert(slot::same(0, slot::split::x, slot::chunk::x, slot::masked_fill::x, slot::triu::x,
                            slot::tril::x, slot::pad::x, slot::conv1d::x, slot::conv_transpose2d::x,
-                           slot::group_norm::x, slot::interpolate::x));
+                           slot::group_norm::x, slot::interpolate::x, slot::clamp::x, slot::clip::x,
+                           slot::argmax::x, slot::argmin::x));
   mlir::Value x = args.tensor(0);
   if (!x)
     return unsupported(args.range(0), "`" + name + "` on a non-tensor value");
@@ -172,6 +233,25 @@ GenValue Generator::genComposedBuiltin(llvm::StringRef name, const ast::CallExpr
     }
     return list;
   }
+  if (name == "clamp" || name == "clip") {
+    // min(max(x, lo), hi), PyTorch's order: hi wins where lo > hi.
+    namespace P = slot::clamp;
+    auto bound = [&](size_t i) {
+      mlir::Value t = args.tensor(i);
+      return t ? t : broadcastScalar(args[i], x, args.range(i));
+    };
+    mlir::Value v = x;
+    if (args.has(P::min)) {
+      mlir::Value lo = bound(P::min);
+      v = args.has(P::max) ? elementwise<mlir::mdl::MaxOp>(v, lo, l)
+                           : mlir::mdl::MaxOp::create(b, l, result, v, lo).getResult();
+    }
+    if (args.has(P::max))
+      v = mlir::mdl::MinOp::create(b, l, result, v, bound(P::max));
+    return GenValue::ofTensor(v);
+  }
+  if (name == "argmax" || name == "argmin")
+    return genArgReduce(name == "argmin", args, x, result, l);
   if (name == "masked_fill") {
     namespace P = slot::masked_fill;
     mlir::Value mask = args.tensor(P::mask);

@@ -85,17 +85,16 @@ bool Generator::genStmts(const std::vector<ast::StmtPtr> &stmts, Scope &scope) {
         return false;
       }
       // Unrolled: one copy of the body per submodel.
+      llvm::SmallVector<std::string> carried = carriedLocals(loop->body, scope);
       for (ModelFrame *m : list.models) {
         GenValue var;
         var.kind = GenValue::Kind::Model;
         var.model = m;
-        scope.locals[loop->var.name] = var;
-        if (!genStmts(loop->body, scope))
+        if (!genIteration(loop->body, loop->var.name, var, carried, scope))
           return false;
         if (scope.returned)
           break;
       }
-      scope.locals.erase(loop->var.name);
     }
   }
   return !failed;
@@ -181,18 +180,40 @@ static void collectCarried(const std::vector<ast::StmtPtr> &body, llvm::StringSe
   }
 }
 
-bool Generator::genRangeLoop(const ast::ForStmt &loop, Scope &scope) {
-  std::optional<IntOperand> lo = intOperand(*loop.iterable, scope);
-  std::optional<IntOperand> hi = lo ? intOperand(*loop.rangeEnd, scope) : std::nullopt;
-  if (!lo || !hi)
-    return false;
+llvm::SmallVector<std::string> Generator::carriedLocals(const std::vector<ast::StmtPtr> &body,
+                                                        Scope &scope) {
   llvm::StringSet<> carriedSet;
-  collectCarried(loop.body, carriedSet);
+  collectCarried(body, carriedSet);
   llvm::SmallVector<std::string> carried;
   for (const auto &name : carriedSet)
     if (scope.locals.count(name.getKey()))
       carried.push_back(name.getKey().str());
   llvm::sort(carried);
+  return carried;
+}
+
+bool Generator::genIteration(const std::vector<ast::StmtPtr> &body, llvm::StringRef var,
+                             const GenValue &value, llvm::ArrayRef<std::string> carried,
+                             Scope &scope) {
+  // Each iteration starts from the locals outside the loop and the carried
+  // names' last values: a `let` of the body is new each time and ends with it.
+  llvm::StringMap<GenValue> before = scope.locals;
+  scope.locals[var] = value;
+  if (!genStmts(body, scope))
+    return false;
+  llvm::StringMap<GenValue> after = std::move(before);
+  for (const std::string &name : carried)
+    after[name] = scope.locals[name];
+  scope.locals = std::move(after);
+  return true;
+}
+
+bool Generator::genRangeLoop(const ast::ForStmt &loop, Scope &scope) {
+  std::optional<IntOperand> lo = intOperand(*loop.iterable, scope);
+  std::optional<IntOperand> hi = lo ? intOperand(*loop.rangeEnd, scope) : std::nullopt;
+  if (!lo || !hi)
+    return false;
+  llvm::SmallVector<std::string> carried = carriedLocals(loop.body, scope);
   // The body's own `let`s end with the loop; only the carried names live on.
   llvm::StringMap<GenValue> outer = scope.locals;
   auto restore = [&](llvm::function_ref<GenValue(size_t)> carriedValue) {
@@ -206,13 +227,10 @@ bool Generator::genRangeLoop(const ast::ForStmt &loop, Scope &scope) {
   // elementwise fusion crosses steps; a longer or run-time range is one loop.
   constexpr int64_t kMaxUnrolledSteps = 16;
   if (lo->constant && hi->constant && *hi->constant - *lo->constant <= kMaxUnrolledSteps) {
-    for (int64_t t = *lo->constant; t < *hi->constant && !scope.returned; ++t) {
-      scope.locals[loop.var.name] = GenValue::ofScalar(double(t), true);
-      if (!genStmts(loop.body, scope))
+    for (int64_t t = *lo->constant; t < *hi->constant && !scope.returned; ++t)
+      if (!genIteration(loop.body, loop.var.name, GenValue::ofScalar(double(t), true), carried,
+                        scope))
         return false;
-    }
-    llvm::StringMap<GenValue> last = scope.locals;
-    restore([&](size_t i) { return last[carried[i]]; });
     return true;
   }
 

@@ -193,6 +193,8 @@ private:
   }
   std::optional<RankedTensorType> loweredType(const sema::Type &type, ModelFrame &frame, Range at);
   GenValue unsupported(Range at, const llvm::Twine &what);
+  /// E0413: the constant `index` leaves a dim of `extent` of this instance.
+  GenValue indexOutOfRange(Range at, int64_t index, int64_t extent, Range base);
   /// `d` with the frame's arguments and the bound symbols substituted.
   sema::Dim concreteDim(sema::Dim d, ModelFrame &frame);
   /// The extent of `d` in `frame` (its arguments and the bound symbols), or `?`.
@@ -273,6 +275,13 @@ private:
   /// `for t in a..b`: unrolled when the trip count is a small constant,
   /// else an scf.for carrying the re-bound tensors.
   bool genRangeLoop(const ast::ForStmt &loop, Scope &scope);
+  /// The locals outside a loop that `body` re-binds (carried from one
+  /// iteration to the next), sorted.
+  llvm::SmallVector<std::string> carriedLocals(const std::vector<ast::StmtPtr> &body, Scope &scope);
+  /// One unrolled iteration of `body` with `var` = `value`: afterwards only
+  /// the carried locals keep what the body gave them.
+  bool genIteration(const std::vector<ast::StmtPtr> &body, llvm::StringRef var,
+                    const GenValue &value, llvm::ArrayRef<std::string> carried, Scope &scope);
   /// `x[...] = v`: the new value of `x`.
   GenValue genIndexedWrite(const ast::IndexExpr &target, const GenValue &value, Scope &scope);
   /// `v` (generated from `expr`) as an int operand; nullopt after an error.
@@ -320,6 +329,9 @@ private:
   static bool isComposedBuiltin(llvm::StringRef name);
   GenValue genComposedBuiltin(llvm::StringRef name, const ast::CallExpr &call,
                               const BuiltinArgs &args, RankedTensorType result, Scope &scope);
+  /// argmax / argmin of `x` to `result` (the first position of the extreme).
+  GenValue genArgReduce(bool smallest, const BuiltinArgs &args, mlir::Value x,
+                        RankedTensorType result, mlir::Location l);
   /// i64 [n]: start, start + 1, ... on `device`.
   mlir::Value indexVector(int64_t n, int64_t start, mlir::Attribute device, mlir::Location l);
   /// A 0-dim tensor of `value` with the dtype and device of `like`.
@@ -361,6 +373,7 @@ private:
   llvm::StringMap<mlir::Value> stateArgs; // by state_dict name
   unsigned depth = 0;
   bool failed = false;
+  int64_t nextDefaultSeed = 0; // of the next randn without `seed:`
 };
 
 } // namespace modelc::mlirgen::detail

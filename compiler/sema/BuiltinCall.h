@@ -84,7 +84,12 @@ enum class BI {
   Conv1d,
   ConvTranspose2d,
   GroupNorm,
-  Interpolate
+  Interpolate,
+  Maximum,
+  Minimum,
+  Clamp,
+  Argmax,
+  Argmin
 };
 
 /// One entry of Builtins.def.
@@ -185,6 +190,10 @@ private:
                                          llvm::ArrayRef<llvm::StringRef> valid);
   Value split(bool chunk);
   Value maskedFill();
+  /// maximum / minimum: two operands, tensors or numbers, broadcast.
+  Value elementwisePair();
+  Value clamp();
+  Value argReduce();
   Value triangle();
   Value pad();
   std::optional<Dim> single(size_t i, int64_t dflt);

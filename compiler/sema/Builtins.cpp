@@ -407,6 +407,14 @@ Value BuiltinCall::typeRule(const Device *placement, const DeviceOrigin *placeme
     return groupNorm();
   case BI::Interpolate:
     return interpolate();
+  case BI::Maximum:
+  case BI::Minimum:
+    return elementwisePair();
+  case BI::Clamp:
+    return clamp();
+  case BI::Argmax:
+  case BI::Argmin:
+    return argReduce();
   }
   return failed();
 }

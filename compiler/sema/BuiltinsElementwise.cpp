@@ -86,7 +86,11 @@ Value BuiltinCall::reduce(bool floatOnly, bool isSoftmax) {
     else
       shape.dims.erase(shape.dims.begin() + *dim);
   } // else: reducing everything gives a rank-0 tensor
-  return result(x->type.dtype, std::move(shape), x->type.dev, *x);
+  // As PyTorch's: a sum of bools or ints counts in i64 (`sum(ids != pad, 1)`).
+  ElementType dtype = x->type.dtype;
+  if (spec.id == BI::Sum && !dtype.isFloating())
+    dtype = ElementType(ast::DType::I64);
+  return result(dtype, std::move(shape), x->type.dev, *x);
 }
 
 Value BuiltinCall::where() {
@@ -125,6 +129,138 @@ Value BuiltinCall::where() {
     return failed();
   }
   return result(t->type.dtype, std::move(*shape), *dev, *t);
+}
+
+Value BuiltinCall::elementwisePair() {
+  namespace P = slot::maximum;
+  static_assert(slot::same(P::a, slot::minimum::a) && slot::same(P::b, slot::minimum::b));
+  const Value &a = val(P::a), &b = val(P::b);
+  const Value *t = a.type.isTensor() ? &a : b.type.isTensor() ? &b : nullptr;
+  if (!t) {
+    c.diags_.report(DiagId::ExpectedTensor, rangeOf(P::a), spec.name, c.typeStr(a))
+        .primary("at least one of the values must be a tensor")
+        .help("for two numbers, write the value itself");
+    return failed();
+  }
+  const Value &other = t == &a ? b : a;
+  if (other.type.isTensor() ? !c.requireSameDType(spec.name, a, b)
+                            : !c.checkScalarOperand(spec.name, *t, other))
+    return failed();
+  std::optional<Device> dev = devices({&a, &b});
+  if (!dev)
+    return failed();
+  std::optional<Shape> shape = t->type.shape;
+  if (other.type.isTensor())
+    shape = c.broadcast(a.type.shape, b.type.shape);
+  if (!shape) {
+    c.diags_
+        .report(DiagId::BroadcastMismatch, call.range, a.type.shape.str(), b.type.shape.str(),
+                spec.name)
+        .primary(b.range(), c.typeStr(b))
+        .label(a.range(), c.typeStr(a));
+    return failed();
+  }
+  return result(t->type.dtype, std::move(*shape), *dev, *t);
+}
+
+/// torch.clamp: `x` bounded below by `min` and above by `max` (numbers or
+/// tensors that broadcast with it); at least one of them.
+Value BuiltinCall::clamp() {
+  namespace P = slot::clamp;
+  static_assert(slot::same(P::x, slot::clip::x) && slot::same(P::min, slot::clip::min) &&
+                slot::same(P::max, slot::clip::max));
+  const Value *x = tensor(P::x);
+  if (!x)
+    return failed();
+  if (x->type.dtype == ast::DType::Bool) {
+    c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
+        .primary("argument of `" + spec.name.str() + "`");
+    return failed();
+  }
+  if (!has(P::min) && !has(P::max)) {
+    c.diags_
+        .report(DiagId::InvalidArgumentValue,
+                call.argsRange.isValid() ? call.argsRange : call.range, "min", spec.name)
+        .primary("`" + spec.name.str() + "` needs `min`, `max` or both")
+        .help("give a bound: `" + spec.name.str() + "(x, min: 0.0)`, `" + spec.name.str() +
+              "(x, max: 6.0)`");
+    return failed();
+  }
+  std::optional<Shape> shape = x->type.shape;
+  llvm::SmallVector<const Value *, 3> operands{x};
+  for (size_t i : {P::min, P::max}) {
+    if (!has(i))
+      continue;
+    const Value &bound = val(i);
+    if (bound.type.isTensor()) {
+      if (!c.requireSameDType(spec.name, *x, bound))
+        return failed();
+      operands.push_back(&bound);
+      if (shape)
+        shape = c.broadcast(*shape, bound.type.shape);
+      if (!shape) {
+        c.diags_
+            .report(DiagId::BroadcastMismatch, rangeOf(i), x->type.shape.str(),
+                    bound.type.shape.str(), spec.name)
+            .primary(c.typeStr(bound))
+            .label(x->range(), c.typeStr(*x));
+        return failed();
+      }
+    } else if (!c.checkScalarOperand(spec.name, *x, bound)) {
+      return failed();
+    }
+  }
+  std::optional<Device> dev = devices(operands);
+  if (!dev)
+    return failed();
+  return result(x->type.dtype, std::move(*shape), *dev, *x);
+}
+
+/// argmax / argmin: the i64 position of the first largest (smallest) value
+/// along `dim`, or in the flattened tensor without one.
+Value BuiltinCall::argReduce() {
+  namespace P = slot::argmax;
+  static_assert(slot::same(P::x, slot::argmin::x) && slot::same(P::dim, slot::argmin::dim) &&
+                slot::same(P::keepdim, slot::argmin::keepdim));
+  const Value *x = tensor(P::x);
+  if (!x)
+    return failed();
+  if (x->type.dtype == ast::DType::Bool) {
+    c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
+        .primary("argument of `" + spec.name.str() + "`")
+        .help("convert it with `cast`", c.castEdits(*x->expr, ast::DType::I64),
+              Applicability::MaybeIncorrect);
+    return failed();
+  }
+  bool keepdim = false;
+  if (has(P::keepdim)) {
+    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[P::keepdim].expr);
+    if (!lit) {
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim",
+                      c.typeStr(val(P::keepdim)));
+      return failed();
+    }
+    keepdim = lit->value;
+  }
+  Shape shape;
+  if (has(P::dim)) {
+    std::optional<unsigned> dim = dimArg(P::dim, *x);
+    if (!dim)
+      return failed();
+    shape = x->type.shape;
+    if (keepdim)
+      shape.dims[*dim] = Dim::constant(1);
+    else
+      shape.dims.erase(shape.dims.begin() + *dim);
+  } else if (keepdim) {
+    if (x->type.shape.hasPack()) {
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim",
+                      "a tensor of unknown rank");
+      return failed();
+    }
+    shape.dims.assign(x->type.rank(), Dim::constant(1));
+  }
+  return result(ElementType(ast::DType::I64), std::move(shape), x->type.dev, *x);
 }
 
 Value BuiltinCall::loss() {
@@ -197,8 +333,18 @@ Value BuiltinCall::to() {
     return v;
   }
   if (d.type.kind() != Type::Kind::Device) {
-    c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::to::device), "a device or a dtype",
-                    c.typeStr(d));
+    auto diag = c.diags_.report(DiagId::TypeMismatch, rangeOf(slot::to::device),
+                                "a device or a dtype", c.typeStr(d));
+    // PyTorch's `x.to("cuda")`: a device is written without quotes here.
+    if (auto *s = llvm::dyn_cast_if_present<ast::StringLitExpr>(args[slot::to::device].expr)) {
+      llvm::StringRef text = s->value;
+      std::string device = text == "cuda" ? "cuda:0" : text.str();
+      int64_t index = 0;
+      if (text == "cpu" || text == "cuda" ||
+          (text.starts_with("cuda:") && !text.drop_front(5).getAsInteger(10, index)))
+        diag.help("a device is written without quotes: `" + device + "`",
+                  {{rangeOf(slot::to::device), device}});
+    }
     return failed();
   }
   Device from = c.resolve(x->type.dev), target = d.type.dev;

@@ -347,7 +347,21 @@ Value BuiltinCall::split(bool chunk) {
       pieces.push_back(Dim::constant(std::min(per, *known - at)));
   };
   const Value &arg = val(kPieces);
-  if (chunk || arg.type.kind() == Type::Kind::Int) {
+  std::optional<Dim> symbolicSize =
+      !chunk && arg.type.kind() == Type::Kind::Int && arg.type.intValue &&
+              !arg.type.intValue->asConstant()
+          ? arg.type.intValue
+          : std::nullopt;
+  if (symbolicSize) {
+    // nanoGPT's `qkv.split(n_embd, dim=2)` of `[B, T, 3 * n_embd]`: pieces of
+    // a model argument's size, as many as the dim holds for every instance.
+    std::optional<Dim> count = size.exactDiv(*symbolicSize);
+    std::optional<int64_t> n = count ? count->asConstant() : std::nullopt;
+    if (!n || *n < 1 || *n > 64)
+      return invalid("the size " + size.str() + " is not a fixed multiple of " +
+                     symbolicSize->str() + ": pass the sizes as a list");
+    pieces.assign(size_t(*n), *symbolicSize);
+  } else if (chunk || arg.type.kind() == Type::Kind::Int) {
     std::optional<int64_t> k = constInt(kPieces, 1);
     if (!k)
       return failed();

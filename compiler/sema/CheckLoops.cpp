@@ -99,7 +99,7 @@ void Checker::checkForLoop(const ast::ForStmt &loop) {
       std::string name = loop.iterable->range.text().str();
       diag.note("a loop body is checked once for every iteration, so the loop variable has one "
                 "type: the submodels must be one model with one set of arguments");
-      diag.help("call them one by one: `h = " + name + "[0](h)`, `h = " + name +
+      diag.help("call them one by one: `let h = " + name + "[0](x)`, `h = " + name +
                     "[1](h)`, ... (or make them one model that takes the difference as an "
                     "option argument)",
                 {}, Applicability::HasPlaceholders);
@@ -111,7 +111,9 @@ void Checker::checkForLoop(const ast::ForStmt &loop) {
   ctx.scopes.emplace_back();
   ctx.scopes.back()[loop.var.name] = var;
   ctx.loopScopes.push_back(ctx.scopes.size() - 1);
+  ctx.loops.push_back(&loop);
   checkStmts(loop.body);
+  ctx.loops.pop_back();
   ctx.loopScopes.pop_back();
   ctx.scopes.pop_back();
 }
@@ -135,7 +137,9 @@ void Checker::checkRangeLoop(const ast::ForStmt &loop) {
   ctx.scopes.emplace_back();
   ctx.scopes.back()[loop.var.name] = var;
   ctx.loopScopes.push_back(ctx.scopes.size() - 1);
+  ctx.loops.push_back(&loop);
   checkStmts(loop.body);
+  ctx.loops.pop_back();
   ctx.loopScopes.pop_back();
   ctx.scopes.pop_back();
 }
@@ -162,6 +166,43 @@ bool Checker::reportCarriedTypeChange(const ast::AssignStmt &assign, const Local
   return true;
 }
 
+void Checker::reportAssignToNonLocal(const ast::AssignStmt &assign, const Local *target,
+                                     const Value &value) {
+  auto diag = diags_.report(DiagId::AssignToNonLocal, assign.target.range, assign.target.name);
+  const std::string &name = assign.target.name;
+  if (!target || fn_->loops.empty()) {
+    diag.help("introduce a new variable",
+              {{Range{assign.target.range.begin, assign.target.range.begin}, "let "}},
+              Applicability::MaybeIncorrect);
+    return;
+  }
+  // In a loop a `let` would be new each iteration and end with it: the
+  // loop must carry a variable declared before it.
+  const ast::ForStmt &outermost = *fn_->loops.front();
+  const char *at = outermost.range.begin.getPointer();
+  const char *lineStart = at;
+  const char *bufferStart = fn_->model->decl->range.begin.getPointer();
+  while (lineStart > bufferStart && lineStart[-1] != '\n')
+    --lineStart;
+  std::string indent(lineStart, at);
+  // A line of its own above the loop, or just before it where the loop does
+  // not start its line.
+  llvm::SMLoc insertAt = llvm::SMLoc::getFromPointer(lineStart);
+  std::string declaration = indent + "let " + name + " = " + name + "\n";
+  if (!llvm::all_of(indent, [](char c) { return c == ' ' || c == '\t'; })) {
+    insertAt = outermost.range.begin;
+    declaration = "let " + name + " = " + name + "; ";
+  }
+  bool sameType = value.type.isError() || (value.type.isTensor() && target->value.type.isTensor() &&
+                                           value.type.dtype == target->value.type.dtype &&
+                                           value.type.shape == target->value.type.shape);
+  diag.note("a `let` inside the loop would be a new variable each iteration, gone after it")
+      .help("declare a variable before the loop; the loop then carries its value from one "
+            "iteration to the next",
+            {{Range{insertAt, insertAt}, declaration}},
+            sameType ? Applicability::MachineApplicable : Applicability::MaybeIncorrect);
+}
+
 void Checker::checkAssign(const ast::AssignStmt &assign) {
   FnContext &ctx = *fn_;
   Value v = assign.value ? checkExpr(*assign.value) : errorValue();
@@ -172,10 +213,7 @@ void Checker::checkAssign(const ast::AssignStmt &assign) {
       if (ctx.reportedUnknown.insert(assign.target.name).second)
         diags_.report(DiagId::UnknownName, assign.target.range, assign.target.name);
     } else {
-      diags_.report(DiagId::AssignToNonLocal, assign.target.range, assign.target.name)
-          .help("introduce a new variable",
-                {{Range{assign.target.range.begin, assign.target.range.begin}, "let "}},
-                Applicability::MaybeIncorrect);
+      reportAssignToNonLocal(assign, target, v);
     }
     return;
   }
@@ -195,6 +233,24 @@ void Checker::checkAssign(const ast::AssignStmt &assign) {
   bool carried = !ctx.loopScopes.empty() && scopeIndex < ctx.loopScopes.back();
   if (carried && reportCarriedTypeChange(assign, *target, v))
     return;
+  // Straight-line code re-binds as Python does (`h = cat([h, h], 1)`): the
+  // name has the new value's type from here on, unless the user wrote one.
+  // A `let` of an enclosing block keeps its type, which the code after the
+  // block reads whichever way it went.
+  auto changesType = [&](const Type &from, const Type &to) {
+    if (!from.isTensor() || !to.isTensor())
+      return false;
+    Device a = resolve(from.dev), b = resolve(to.dev);
+    return from.dtype != to.dtype || !(from.shape == to.shape) ||
+           (!a.isVar() && !b.isVar() && a != b);
+  };
+  if (!carried && !target->annotated && scopeIndex + 1 == ctx.scopes.size() &&
+      changesType(target->value.type, v.type)) {
+    target->value = v;
+    program_.decls.push_back(
+        {assign.target.range, assign.target.name, {}, v.type, {}, originOf(v)});
+    return;
+  }
   checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value),
                        target->declRange, "`" + assign.target.name + "`", false);
 }

@@ -57,6 +57,7 @@ void Checker::checkStmt(const ast::Stmt &stmt) {
         checkAgainstDeclared(v, t, declared, let.type->range, "`" + let.name.name + "`", false);
         local.value.type = t;
         local.value.origin = declared;
+        local.annotated = true;
       }
     }
     ctx.scopes.back()[let.name.name] = local;

@@ -86,6 +86,7 @@ public:
     Value value;
     Range declRange;
     bool isLet = false;
+    bool annotated = false; // `let h: f32[B, n] = ...`: its type is the user's
   };
   struct FnContext {
     ModelInfo *model = nullptr;
@@ -104,6 +105,8 @@ public:
     /// For each enclosing `for`, the index in `scopes` of its body's scope:
     /// a local of an outer scope assigned in the body is carried.
     std::vector<size_t> loopScopes;
+    /// The enclosing `for` statements, outermost first.
+    std::vector<const ast::ForStmt *> loops;
   };
 
   // Compile-time conditions (CheckConditions.cpp)
@@ -231,6 +234,9 @@ public:
   Value checkMember(const ast::MemberExpr &expr);
   Value checkIndex(const ast::IndexExpr &expr);
   void reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelName);
+  /// The int `e` is, written with the model's int arguments only (`32`,
+  /// `hidden * 2`); nullopt when it needs anything else.
+  std::optional<std::string> modelArgumentsValue(const ast::Expr &e);
   /// A submodel name for an instance of `modelName` created inline in the
   /// fn being checked (`batch_norm2d`), free in its model and fn.
   std::string freshSubmodelName(llvm::StringRef modelName);
@@ -370,6 +376,15 @@ private:
   /// carried around an enclosing loop; true when it reported.
   bool reportCarriedTypeChange(const ast::AssignStmt &assign, const Local &target,
                                const Value &value);
+  /// E0111 for `x = ...` where `x` is not a `let` variable (`target`, or
+  /// null when it is state or a submodel), with the fix for where it stands.
+  void reportAssignToNonLocal(const ast::AssignStmt &assign, const Local *target,
+                              const Value &value);
+  /// `max(x, dim: 1)` / `x.min(dim: 1)`: a reduction that PyTorch writes
+  /// with a (values, indices) result; null for anything else.
+  const ast::CallExpr *reductionWithDim(const ast::Expr &expr) const;
+  /// E0120 for `max(x, dim)[0]` or `[1]`.
+  void reportReductionIndexed(const ast::IndexExpr &expr, const ast::CallExpr &call, int64_t index);
 
   /// The type written at `type` inside `model`; `sigSymbols` collects
   /// signature-local dims, `pack` is the `...` id of this signature.
@@ -377,6 +392,9 @@ private:
                     DeviceOrigin *origin, llvm::StringRef subject);
   /// E0409 for a submodel whose arguments make a division inexact, E0118
   /// for one whose arguments fail an `assert` of its model.
+  /// E0121 when every instance of `model` declares, through its
+  /// unconditional submodels, another instance of `model`.
+  void checkContainsItself(const ModelInfo &model);
   void checkSubmodelArguments(const ModelInfo &model);
   /// A dim `numerator / divisor` written in `model` (see ExactDivision).
   Dim divideDims(ModelInfo &model, Dim numerator, Dim divisor, Range range);

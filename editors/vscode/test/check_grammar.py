@@ -21,7 +21,7 @@ import sys
 KEYWORDS = {"import", "model", "param", "buffer", "fn", "let", "return", "for", "if", "else",
             "and", "or", "not"}
 TYPES = {"f16", "bf16", "f32", "f64", "i32", "i64", "int", "float", "bool", "device"}
-OTHER_RESERVED = {"cpu", "cuda", "true", "false", "in"}
+OTHER_RESERVED = {"cpu", "cuda", "true", "false", "inf", "in"}
 
 
 def load_grammar(path):

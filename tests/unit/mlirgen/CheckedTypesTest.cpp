@@ -87,6 +87,12 @@ model Every<D: device>(n: int) {
       -> (f32[B, n] @ D, bool[B, n] @ D, f32[B, 2] @ D, f32[n] @ D) {
     return (-(x * y + y / 2.0 - x) ** 2.0 % 3.0, x > y and not (x < 0.0), x[:, 1:3], x[0])
   }
+  fn bounds(x: f32[B, n] @ D, t: i64[B, n] @ D)
+      -> (f32[B, n] @ D, f32[B, n] @ D, f32[B, n] @ D, i64[B] @ D, i64[B, 1] @ D, i64[] @ D,
+          i64[B] @ D) {
+    return (clamp(x, min: 0.0, max: x), clip(x, max: 1.0), maximum(x, 0.5) + minimum(x, x),
+            argmax(x, dim: 1), argmin(x, dim: -1, keepdim: true), argmax(t), sum(t > 0, dim: 1))
+  }
   fn packed(x: f32[..., n] @ D) -> f32[..., n] @ D {
     return softmax(x * 2.0, -1) + sum(x, -1, keepdim: true)
   }
@@ -95,7 +101,7 @@ model Every<D: device>(n: int) {
 
 constexpr const char *kFns[] = {"unary",  "reduce",    "shapes", "joins",   "spatial",
                                 "norms",  "indexing",  "create", "convert", "products",
-                                "ported", "operators", "packed"};
+                                "ported", "operators", "bounds", "packed"};
 
 struct Fixture {
   Compilation compilation{[] {
