@@ -103,6 +103,21 @@ void DiagnosticEngine::add(Diagnostic diag) {
   diags_.push_back(std::move(diag));
 }
 
+void DiagnosticEngine::eraseIf(llvm::function_ref<bool(const Diagnostic &)> drop) {
+  std::vector<Diagnostic> kept;
+  errors_ = warnings_ = 0;
+  for (Diagnostic &diag : diags_) {
+    if (drop(diag))
+      continue;
+    if (diag.severity == Severity::Error)
+      ++errors_;
+    else if (diag.severity == Severity::Warning)
+      ++warnings_;
+    kept.push_back(std::move(diag));
+  }
+  diags_ = std::move(kept);
+}
+
 void DiagnosticEngine::sortByLocation() {
   // Key: (buffer, byte offset). File-level diagnostics (no range, or a range
   // outside every buffer) have buffer 0 and come first.

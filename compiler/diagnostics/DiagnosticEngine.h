@@ -17,6 +17,7 @@
 
 #include "diagnostics/Diagnostic.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <set>
@@ -91,6 +92,9 @@ public:
   /// Orders diagnostics by the position of their primary range (stable), so
   /// output follows the file top to bottom.
   void sortByLocation();
+  /// Drops the diagnostics `drop` selects (follow-on errors of a mistake
+  /// already reported).
+  void eraseIf(llvm::function_ref<bool(const Diagnostic &)> drop);
   void clear();
 
   llvm::SourceMgr &sourceMgr() const { return sourceMgr_; }

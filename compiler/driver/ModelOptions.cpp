@@ -102,8 +102,10 @@ std::optional<runtime::Tensor> literalInput(llvm::StringRef spec) {
 
 } // namespace
 
-std::optional<std::vector<exec::EntryInput>>
-readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color) {
+std::optional<std::vector<exec::EntryInput>> readEntryInputs(llvm::ArrayRef<std::string> specs,
+                                                             llvm::StringRef defaultDevice,
+                                                             bool color,
+                                                             llvm::ArrayRef<std::string> pinned) {
   llvm::Expected<runtime::Device> fallback = runtime::parseDevice(defaultDevice);
   if (!fallback) {
     reportDriverError(llvm::toString(fallback.takeError()), color);
@@ -114,6 +116,11 @@ readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice
     auto [path, placement] = llvm::StringRef(spec).rsplit('@');
     exec::EntryInput input;
     input.device = *fallback;
+    // A parameter declared on a device (`x: f32[B, n] @ cpu`) takes its
+    // input there; `--device` places the rest.
+    size_t index = inputs.size();
+    if (placement.empty() && index < pinned.size() && !pinned[index].empty())
+      placement = pinned[index];
     if (!placement.empty()) {
       llvm::Expected<runtime::Device> device = runtime::parseDevice(placement);
       if (!device) {

@@ -50,11 +50,13 @@ std::optional<LoadedModel> loadModel(const ModelOptions &options, bool needModel
 void printDiagnostics(DiagnosticEngine &engine, const llvm::SourceMgr &sourceMgr, bool color);
 
 /// Reads each `--input FILE.npy[@DEVICE]` of `modelc run` (or `--input VALUE`,
-/// a rank-0 array for a scalar parameter); an input is on
-/// `defaultDevice` unless it names another. Reports the first unreadable
+/// a rank-0 array for a scalar parameter); an input is on the device it
+/// names, else on `pinned[i]` (the device its parameter declares, "" for
+/// none), else on `defaultDevice`. Reports the first unreadable
 /// file or bad device and returns nullopt (exit code 2).
 std::optional<std::vector<exec::EntryInput>>
-readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color);
+readEntryInputs(llvm::ArrayRef<std::string> specs, llvm::StringRef defaultDevice, bool color,
+                llvm::ArrayRef<std::string> pinned = {});
 
 /// Checks that `modelc run` got no `--output` or one per result of `fnName`
 /// (`resultCount` of them); otherwise reports it (exit code 2) and returns

@@ -172,8 +172,13 @@ int runRun() {
     return ExitUsageOrIO;
 
   // Read every file before anything runs: I/O problems are exit code 2.
+  std::vector<std::string> pinned; // the entry's parameters declared on a device
+  if (const sema::FnInfo *generic = model.model().findFn(fnOpt))
+    for (const sema::FnParamInfo &param : generic->params)
+      pinned.push_back(param.type.isTensor() && param.type.dev.isConcrete() ? param.type.dev.str()
+                                                                            : "");
   std::optional<std::vector<exec::EntryInput>> inputs =
-      readEntryInputs(inputOpts, deviceOpt, color);
+      readEntryInputs(inputOpts, deviceOpt, color, pinned);
   if (!inputs)
     return ExitUsageOrIO;
 

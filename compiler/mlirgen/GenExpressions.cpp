@@ -541,8 +541,7 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     if (!sub.isSlice) {
       // PyTorch raises IndexError; a static extent lets us say so here.
       if (extent != kDyn && (*start < -extent || *start >= extent))
-        return unsupported(sub.range, "the out-of-range index " + std::to_string(*start) +
-                                          " into a dim of size " + std::to_string(extent));
+        return indexOutOfRange(sub.range, *start, extent, index.base->range);
       starts[d] = *start;
       ends[d] = *start + 1;
       indexDims.push_back(int64_t(d));
@@ -569,10 +568,17 @@ GenValue Generator::genIndex(const ast::IndexExpr &index, Scope &scope) {
     if (xt.isDynamicDim(d) || promised == kDyn)
       continue;
     int64_t actual = mlir::mdl::slicedExtent(starts[d], ends[d], steps[d], xt.getDimSize(d));
-    if (actual != promised)
-      return unsupported(index.range, "a slice that reaches outside its dim (it has " +
-                                          std::to_string(actual) + " elements, its type says " +
-                                          std::to_string(promised) + ")");
+    if (actual != promised) {
+      if (!failed)
+        diags.report(DiagId::SliceOutsideDim, index.range, index.range.text(), actual, promised)
+            .primary("dim " + std::to_string(d) + " has " + std::to_string(xt.getDimSize(d)) +
+                     " elements here")
+            .note("PyTorch would clamp the slice to the elements there are and fail later, "
+                  "where the shorter tensor meets one of the length its type promises; here a "
+                  "slice must stay inside its dim (is the input longer than the buffer it is "
+                  "sliced from?)");
+      return fail();
+    }
   }
   // The slice keeps the dims mdl.select picks a run-time position of.
   llvm::SmallVector<int64_t> shape, selectDims;

@@ -145,8 +145,7 @@ GenValue Generator::genIndexedWrite(const ast::IndexExpr &target, const GenValue
       return {};
     if (i->constant && xt.getDimSize(d) != kDyn &&
         (*i->constant < -xt.getDimSize(d) || *i->constant >= xt.getDimSize(d)))
-      return unsupported(sub.range, "the out-of-range index " + std::to_string(*i->constant) +
-                                        " into a dim of size " + std::to_string(xt.getDimSize(d)));
+      return indexOutOfRange(sub.range, *i->constant, xt.getDimSize(d), target.base->range);
     dims.push_back(int64_t(d));
     positions.push_back(indexValue(*i, l));
   }

@@ -205,6 +205,15 @@ GenValue Generator::checkedResult(const ast::Expr &expr, GenValue v, Scope &scop
   return unsupported(expr.range, text);
 }
 
+GenValue Generator::indexOutOfRange(Range at, int64_t index, int64_t extent, Range base) {
+  if (!failed)
+    diags.report(DiagId::IndexOutOfRange, at, std::to_string(index), extent)
+        .primary("valid indices are " + std::to_string(-extent) + " to " +
+                 std::to_string(extent - 1) + " for this instance")
+        .label(base, "indexed here");
+  return fail();
+}
+
 GenValue Generator::unsupported(Range at, const llvm::Twine &what) {
   if (!failed)
     diags.report(DiagId::UnsupportedOnCpu, at, what.str())

@@ -295,9 +295,30 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
     builder.note("`" + spelling + "` is a keyword and cannot be used as a name");
   // PyTorch's `x.float()`, `x.int()`: a conversion is `cast` here.
   if (previous && previous->getText() == "." && (spelling == "float" || spelling == "int")) {
-    builder.help("PyTorch's `." + spelling + "()` is `cast(x, " +
-                     (spelling == "float" ? "f32" : "i32") + ")` here (`x.to(f16)` too)",
+    std::string dtype = spelling == "float" ? "f32" : "i32";
+    builder.help("PyTorch's `." + spelling + "()` is `cast(x, " + dtype + ")` here, or `x.to(" +
+                     dtype + ")`",
                  {}, Applicability::HasPlaceholders);
+    return;
+  }
+  // PyTorch's `float("-inf")`.
+  if (spelling == "float" && expected.phrase().find("expression") != std::string::npos) {
+    builder.help("PyTorch's `float(\"inf\")` is the literal `inf` here (`-inf` for minus "
+                 "infinity)",
+                 {}, Applicability::HasPlaceholders);
+    return;
+  }
+  // PyTorch's `x.to(y.device)`: a device is written, not read from a tensor.
+  if (previous && previous->getText() == "." && spelling == "device") {
+    builder.help("a tensor's device is part of its type: name the device itself (`x.to(D)` with "
+                 "the model's device parameter, or `x.to(cuda:0)`)",
+                 {}, Applicability::HasPlaceholders);
+    return;
+  }
+  // `x.to(cuda)`: a cuda device names its GPU.
+  if (previous && previous->getText() == "cuda" && expected.onlyPunctuation() == ":") {
+    builder.help("a cuda device names its GPU: `cuda:0`", {{state_.range(previous).after(), ":0"}},
+                 Applicability::MaybeIncorrect);
     return;
   }
 

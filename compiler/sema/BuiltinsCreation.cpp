@@ -127,9 +127,15 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
     std::optional<Dim> n = dimValue(slot::eye::n);
     if (!n)
       return failed();
+    if (std::optional<int64_t> k = n->asConstant(); k && *k < 0) {
+      c.diags_
+          .report(DiagId::ExpectedConstant, rangeOf(slot::eye::n), "a dimension",
+                  std::to_string(*k))
+          .primary("dimensions cannot be negative");
+      return failed();
+    }
     shape.dims.push_back(*n);
-    if (spec.id == BI::Eye)
-      shape.dims.push_back(*n);
+    shape.dims.push_back(*n);
   } else {
     std::optional<Shape> s = shapeArg(slot::zeros::shape, /*allowInfer=*/false);
     if (!s)
@@ -155,8 +161,8 @@ Value BuiltinCall::create(const Device *placement, const DeviceOrigin *placement
     bool ok = k == Type::Kind::Int || k == Type::Kind::Bool ||
               (k == Type::Kind::Float && dtype->isFloating());
     if (!ok) {
-      c.diags_.report(DiagId::DTypeMismatch, rangeOf(kValue), c.typeStr(val(kValue)),
-                      dtype->str(), spec.name);
+      c.diags_.report(DiagId::DTypeMismatch, rangeOf(kValue), c.typeStr(val(kValue)), dtype->str(),
+                      spec.name);
       return failed();
     }
   }

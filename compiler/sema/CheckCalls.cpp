@@ -215,6 +215,23 @@ bool onlyModelArguments(const ast::Expr *e, const ModelInfo &model) {
 
 } // namespace
 
+std::optional<std::string> Checker::modelArgumentsValue(const ast::Expr &e) {
+  const ExprInfo *info = program_.typeOf(&e);
+  if (!info || info->type.kind() != Type::Kind::Int || !info->type.intValue)
+    return std::nullopt;
+  // Every symbol of the value must be one of the model's int arguments.
+  const ModelInfo &model = *fn_->model;
+  Dim probe = info->type.intValue->substitute([&](AtomId atom) -> std::optional<Dim> {
+    for (const ValueParamInfo &p : model.valueParams)
+      if (p.kind == ast::ScalarKind::Int && p.elementAtoms.empty() && p.atom == atom)
+        return Dim::constant(0);
+    return std::nullopt;
+  });
+  if (!probe.asConstant())
+    return std::nullopt;
+  return info->type.intValue->str();
+}
+
 std::string Checker::freshSubmodelName(llvm::StringRef modelName) {
   std::string base = snakeCase(modelName);
   const ModelInfo &model = *fn_->model;
@@ -250,18 +267,33 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
   std::string indent(lineStart, fnDecl->range.begin.getPointer());
   if (!llvm::all_of(indent, [](char c) { return c == ' ' || c == '\t'; }))
     indent = "  ";
-  std::string declLine = name + " = " + expr.range.text().str() + "\n" + indent;
-  llvm::SMLoc at = fnDecl->range.begin;
-  std::vector<Edit> edits = {{Range{at, at}, declLine}};
-  // Its arguments must mean the same in the model's body.
+  // Its arguments must mean the same in the model's body: one that reads
+  // the fn's values (`nn.Linear(h.shape[1], 10)`) is written as the int the
+  // checker knows it is (`32`, `hidden * 2`) where that needs only the
+  // model's arguments.
   const std::vector<ast::Arg> *args = nullptr;
   if (auto *inst = dyn_cast<ast::InstantiateExpr>(&expr))
     args = &inst->args;
   else if (auto *call = dyn_cast<ast::CallExpr>(&expr))
     args = &call->args;
-  bool movable = args && llvm::all_of(*args, [&](const ast::Arg &a) {
-                   return onlyModelArguments(a.value.get(), *fn_->model);
-                 });
+  std::string text;
+  const char *copied = expr.range.begin.getPointer();
+  bool movable = args != nullptr;
+  for (const ast::Arg &a : args ? llvm::ArrayRef(*args) : llvm::ArrayRef<ast::Arg>()) {
+    if (!a.value || onlyModelArguments(a.value.get(), *fn_->model))
+      continue;
+    std::optional<std::string> value = modelArgumentsValue(*a.value);
+    if (!value) {
+      movable = false;
+      continue;
+    }
+    text += llvm::StringRef(copied, a.value->range.begin.getPointer() - copied).str() + *value;
+    copied = a.value->range.end.getPointer();
+  }
+  text += llvm::StringRef(copied, expr.range.end.getPointer() - copied).str();
+  std::string declLine = name + " = " + text + "\n" + indent;
+  llvm::SMLoc at = fnDecl->range.begin;
+  std::vector<Edit> edits = {{Range{at, at}, declLine}};
   Applicability applicability =
       movable ? Applicability::MachineApplicable : Applicability::MaybeIncorrect;
   if (!named) {

@@ -220,6 +220,10 @@ void detail::reportUnknown(Checker &c, llvm::StringRef name, Range at) {
   auto diag = c.diags_.report(DiagId::UnknownName, at, name);
   diag.primary("not found in this scope");
   helpWithTorchDTypeName(diag, name, at);
+  // Python's spellings of the literals.
+  if (name == "True" || name == "False")
+    diag.help("Python's `" + name.str() + "` is written `" + name.lower() + "`",
+              {{at, name.lower()}});
 }
 
 /// The shape a model instance sees itself with (for calls of its own fns).

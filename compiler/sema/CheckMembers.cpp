@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sema/BuiltinSlots.h"
 #include "sema/ResolveName.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -35,6 +36,13 @@ Value Checker::checkMember(const ast::MemberExpr &expr) {
       diags_.report(DiagId::TypeMismatch, expr.range, "a value", "model `" + m.str() + "`")
           .primary("a model is instantiated in the model body: `name = " + expr.range.text().str() +
                    "(...)`");
+      return record(expr, errorValue());
+    }
+    // `dtype: torch.bfloat16`, `x.to(torch.float16)`: PyTorch's dtype names.
+    if (r.kind == Resolved::Kind::None && base->name == "torch" && dtypeOfTorchName(m)) {
+      auto diag = diags_.report(DiagId::UnknownName, base->range, base->name);
+      diag.primary("not found in this scope");
+      helpWithTorchDTypeName(diag, expr.range.text(), expr.range);
       return record(expr, errorValue());
     }
   }
@@ -104,6 +112,44 @@ Value Checker::tensorShape(const ast::MemberExpr &expr, const Value &tensor) {
   return v;
 }
 
+const ast::CallExpr *Checker::reductionWithDim(const ast::Expr &expr) const {
+  auto *call = dyn_cast<ast::CallExpr>(&expr);
+  const ExprInfo *info = call ? program_.typeOf(call) : nullptr;
+  if (!info || (info->builtin != "max" && info->builtin != "min"))
+    return nullptr;
+  static_assert(slot::same(slot::max::dim, slot::min::dim));
+  bool hasDim = info->builtinArgs.size() > slot::max::dim && info->builtinArgs[slot::max::dim];
+  return hasDim ? call : nullptr;
+}
+
+void Checker::reportReductionIndexed(const ast::IndexExpr &expr, const ast::CallExpr &call,
+                                     int64_t index) {
+  llvm::StringRef name = program_.typeOf(&call)->builtin;
+  std::string arg = name == "max" ? "argmax" : "argmin";
+  Range subscript{call.range.end, expr.range.end};
+  auto diag = diags_.report(DiagId::ReductionNotATuple, subscript, name);
+  diag.primary(index == 0 ? "this would take the first row of the values"
+                          : "this would take the second row of the values")
+      .label(call.range, "the values of the " +
+                             std::string(name == "max" ? "largest" : "smallest") +
+                             " elements along `dim`");
+  if (index == 0) {
+    diag.help("the call already gives the values (PyTorch's `.values`)", {{subscript, ""}});
+    return;
+  }
+  Range callee;
+  if (auto *n = dyn_cast<ast::NameExpr>(call.callee.get()))
+    callee = n->range;
+  else if (auto *m = dyn_cast<ast::MemberExpr>(call.callee.get()))
+    callee = m->member.range;
+  if (!callee.isValid()) {
+    diag.help("`" + arg + "` gives the indices");
+    return;
+  }
+  diag.help("`" + arg + "` gives the indices (PyTorch's `.indices`)",
+            {{callee, arg}, {subscript, ""}});
+}
+
 Value Checker::checkIndex(const ast::IndexExpr &expr) {
   Value base = checkExpr(*expr.base);
   // Check every subscript expression first.
@@ -137,6 +183,13 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
       return std::nullopt;
     return subs[0].index.type.intValue->asConstant();
   };
+  // `x.max(dim: 1)[0]`, PyTorch's (values, indices)[0]: here it would index
+  // the values' first dim.
+  if (std::optional<int64_t> i = constantIndex(); i && (*i == 0 || *i == 1))
+    if (const ast::CallExpr *call = reductionWithDim(*expr.base)) {
+      reportReductionIndexed(expr, *call, *i);
+      return record(expr, fail(expr, {&base}));
+    }
   // `kernel_size[0]`: one element of a tuple (a tuple model argument, the
   // results of a fn).
   if (base.type.kind() == Type::Kind::Tuple && base.type.elements) {
@@ -241,8 +294,21 @@ Value Checker::checkIndex(const ast::IndexExpr &expr) {
                       "indexing with a tensor (use `gather` or `index_select`)");
         return record(expr, fail(expr, {&base}));
       }
-      if (!intOf(sub.index, sub.slice->range))
+      std::optional<Dim> i = intOf(sub.index, sub.slice->range);
+      if (!i)
         return record(expr, fail(expr, {&base}));
+      // PyTorch's IndexError, where the dims say so for every instance
+      // (`x[:, n]` of `f32[B, n]`).
+      std::optional<int64_t> past = (*i - size).asConstant(), before = (*i + size).asConstant();
+      if ((past && *past >= 0) || (before && *before < 0)) {
+        diags_
+            .report(DiagId::IndexOutOfRange, sub.slice->range,
+                    "`" + sub.slice->range.text().str() + "`", size.str())
+            .primary("valid indices are " + (-size).str() + " to " +
+                     (size - Dim::constant(1)).str())
+            .label(expr.base->range, typeStr(base));
+        return record(expr, fail(expr, {&base}));
+      }
       continue; // the dim disappears
     }
     auto bound = [&](const ast::ExprPtr &e, const Value &v, Dim dflt) -> std::optional<Dim> {

@@ -66,9 +66,17 @@ void Checker::checkLetTuple(const ast::LetTupleStmt &let) {
   Value v = let.value ? checkExpr(*let.value) : errorValue();
   bool usable = !v.type.isError();
   if (usable && v.type.kind() != Type::Kind::Tuple) {
-    diags_.report(DiagId::DestructureNonTuple, v.range(), typeStr(v))
-        .primary("this is one value")
+    auto diag = diags_.report(DiagId::DestructureNonTuple, v.range(), typeStr(v));
+    diag.primary("this is one value")
         .label(let.namesRange, "binds " + counted(let.names.size(), "name"));
+    if (const ast::CallExpr *call = let.value ? reductionWithDim(*let.value) : nullptr) {
+      llvm::StringRef name = program_.typeOf(call)->builtin;
+      diag.note("`" + name.str() +
+                "` with a `dim` gives the values only, not PyTorch's (values, indices)")
+          .help("take the values and the indices apart: `let v = " + call->range.text().str() +
+                    "` and `let i = arg" + name.str() + "(...)` with the same arguments",
+                {}, Applicability::HasPlaceholders);
+    }
     usable = false;
   } else if (usable && v.type.arity() != let.names.size()) {
     auto diag = diags_.report(DiagId::DestructureCountMismatch, let.namesRange,

@@ -220,11 +220,22 @@ Type Checker::typeFromExpr(ModelInfo &model, const ast::TypeExpr &type, bool all
   } else if (std::optional<Device> home = model.homeDevice()) {
     device = home;
   } else {
+    // The device the model's fns name, where they name one (`@ cpu`).
+    std::string device = "cuda:0";
+    auto named = [&](const ast::TypeExpr *t) {
+      if (t && t->device && t->device->kind != ast::DeviceExpr::Kind::Var)
+        device = t->device->range.text().str();
+    };
+    for (const ast::FnDecl &fn : llvm::reverse(model.decl->fns)) {
+      named(fn.result.get());
+      for (const ast::FnParam &param : llvm::reverse(fn.params))
+        named(param.type.get());
+    }
     auto diag = diags_.report(DiagId::NoDeviceForState, type.range, subject, model.name);
     diag.primary("this type names no device")
         .help("make the model device-generic", {{model.decl->name.range.after(), "<D: device>"}},
               Applicability::MaybeIncorrect)
-        .help("or give the type an explicit device", {{type.range.after(), " @ cuda:0"}},
+        .help("or give the type an explicit device", {{type.range.after(), " @ " + device}},
               Applicability::HasPlaceholders);
   }
   if (!device || !ok)

@@ -9,6 +9,7 @@
 #include "sema/Checker.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
 
 #include <functional>
@@ -46,6 +47,48 @@ void Checker::checkAll() {
     checkBodies(*m);
   for (auto &m : program_.models)
     checkSubmodelArguments(*m);
+  for (auto &m : program_.models)
+    checkContainsItself(*m);
+}
+
+void Checker::checkContainsItself(const ModelInfo &model) {
+  // Follow the submodels every instance declares (no `if` around them, not
+  // a list that may be empty) from `model`: reaching it again never ends.
+  std::vector<const SubmodelInfo *> path;
+  llvm::SmallPtrSet<const ModelInfo *, 8> visited;
+  std::function<bool(const ModelInfo &)> reaches = [&](const ModelInfo &at) {
+    for (const SubmodelInfo &sub : at.submodels) {
+      if (!sub.presence.always() || sub.type.kind() != Type::Kind::Model || !sub.type.instance ||
+          !sub.type.instance->model)
+        continue;
+      const ModelInfo &inner = *sub.type.instance->model;
+      path.push_back(&sub);
+      if (&inner == &model || (visited.insert(&inner).second && reaches(inner)))
+        return true;
+      path.pop_back();
+    }
+    return false;
+  };
+  if (!reaches(model) || path.empty() || !path.front()->decl)
+    return;
+  std::string chain = model.name;
+  for (const SubmodelInfo *sub : path)
+    chain += "." + sub->name;
+  auto diag =
+      diags_.report(DiagId::ModelContainsItself, path.front()->decl->init->range, model.name);
+  diag.primary("every `" + model.name + "` declares this, which holds another `" + model.name +
+               "` (" + chain + ")");
+  if (path.size() > 1)
+    for (const SubmodelInfo *sub : llvm::ArrayRef(path).drop_front())
+      if (sub->decl)
+        diag.label(sub->decl->init->range, "declared here");
+  diag.note("each instance would create the next one without end; PyTorch recurses until "
+            "`RecursionError`")
+      .help("put the submodel under a condition of the model's arguments that ends the nesting "
+            "(`if depth > 0 { " +
+                path.front()->name + " = " + std::string(path.front()->decl->init->range.text()) +
+                " }`, with `depth - 1` in the arguments)",
+            {}, Applicability::HasPlaceholders);
 }
 
 void Checker::checkSubmodelArguments(const ModelInfo &model) {

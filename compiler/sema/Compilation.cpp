@@ -204,11 +204,63 @@ bool Compilation::check() {
     return !diags_.hasErrors();
   impl_->checked = true;
   loadModule(*impl_->mainBuffer, impl_->mainPath, 0);
+  // Where the parser recovered, the checker sees a statement cut short (a
+  // member without its call, a fn without its `return`): what it reports
+  // there follows from the syntax error, which says what is wrong.
+  std::vector<const char *> syntaxErrors;
+  for (const Diagnostic &diag : diags_.diagnostics())
+    if (diag.code().starts_with("E00") && diag.primaryRange().isValid())
+      syntaxErrors.push_back(diag.primaryRange().begin.getPointer());
   sema::Checker checker(diags_, impl_->program);
   for (size_t i = 0; i < impl_->modules.size(); ++i)
     checker.addModule(*impl_->modules[i], impl_->importMaps[i]);
   checker.checkAll();
+  if (!syntaxErrors.empty())
+    dropFollowOnErrors(syntaxErrors);
   return !diags_.hasErrors();
+}
+
+void Compilation::dropFollowOnErrors(llvm::ArrayRef<const char *> syntaxErrors) {
+  auto between = [&](const char *from, const char *to) {
+    return llvm::any_of(syntaxErrors, [&](const char *at) { return from <= at && at <= to; });
+  };
+  // Each fn reaches to the next fn of its file (its recovered range may end
+  // early).
+  std::vector<std::pair<const char *, const char *>> fnNames; // (name, end of its region)
+  for (const auto &module : impl_->modules) {
+    const llvm::MemoryBuffer *buffer = sourceMgr_.getMemoryBuffer(module->bufferId);
+    std::vector<const ast::FnDecl *> fns;
+    for (const ast::ModelDecl &model : module->models)
+      for (const ast::FnDecl &fn : model.fns)
+        fns.push_back(&fn);
+    llvm::sort(fns, [](const ast::FnDecl *a, const ast::FnDecl *b) {
+      return a->range.begin.getPointer() < b->range.begin.getPointer();
+    });
+    for (size_t i = 0; i < fns.size(); ++i)
+      fnNames.push_back(
+          {fns[i]->name.range.begin.getPointer(),
+           i + 1 < fns.size() ? fns[i + 1]->range.begin.getPointer() : buffer->getBufferEnd()});
+  }
+  diags_.eraseIf([&](const Diagnostic &diag) {
+    Range at = diag.primaryRange();
+    if (diag.code().starts_with("E00") || !at.isValid())
+      return false;
+    unsigned id = sourceMgr_.FindBufferContainingLoc(at.begin);
+    if (id == 0)
+      return false;
+    const llvm::MemoryBuffer *buffer = sourceMgr_.getMemoryBuffer(id);
+    if (diag.id == DiagId::MissingReturn)
+      for (auto [name, end] : fnNames)
+        if (name == at.begin.getPointer() && between(name, end))
+          return true;
+    // The line of the recovered statement.
+    const char *lineStart = at.begin.getPointer(), *lineEnd = at.begin.getPointer();
+    while (lineStart > buffer->getBufferStart() && lineStart[-1] != '\n')
+      --lineStart;
+    while (lineEnd < buffer->getBufferEnd() && *lineEnd != '\n')
+      ++lineEnd;
+    return between(lineStart, lineEnd);
+  });
 }
 
 const ast::Module *Compilation::mainModule() const {

@@ -102,6 +102,9 @@ private:
   /// Parses buffer `bufferId` (the file `path`) and, recursively, its imports.
   const ast::Module *loadModule(unsigned bufferId, const std::string &path, unsigned depth);
   std::string describeOrigin(const sema::DeviceOrigin &origin) const;
+  /// Drops the checker's errors on the lines of `syntaxErrors` and the
+  /// missing `return` of a fn the parser recovered in.
+  void dropFollowOnErrors(llvm::ArrayRef<const char *> syntaxErrors);
   CompileOptions options_;
   llvm::SourceMgr sourceMgr_;
   DiagnosticEngine diags_;
