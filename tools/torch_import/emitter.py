@@ -28,7 +28,7 @@ MODEL_DEVICE = "\x00D"  # a value on the device of the model being emitted
 KEYWORDS = {
     "import", "model", "param", "buffer", "fn", "let", "return", "for", "true", "false", "and",
     "or", "not", "device", "cpu", "cuda", "int", "float", "bool", "f16", "bf16", "f32", "f64",
-    "i32", "i64", "in",
+    "i32", "i64", "in", "inf",
 }
 BUILTINS = {
     "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "neg", "sum", "mean",
@@ -37,7 +37,8 @@ BUILTINS = {
     "adaptive_avg_pool2d", "layer_norm", "batch_norm", "embedding", "gather", "index_select",
     "where", "cross_entropy", "nll_loss", "zeros", "ones", "full", "randn", "arange", "eye",
     "cast", "to", "dropout", "matmul", "nn", "conv1d", "conv_transpose2d", "group_norm",
-    "interpolate",
+    "interpolate", "maximum", "minimum", "clamp", "clip", "argmax", "argmin", "triu", "tril",
+    "masked_fill",
 }
 
 DTYPES = {
@@ -128,7 +129,9 @@ def conv_helper(bias, dilation, groups, in_channels):
 
 
 def float_text(value):
-    if value != value or value in (float("inf"), float("-inf")):
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"  # `inf` is a .mdl literal
+    if value != value:
         raise ValueError("non-finite constant %r" % value)
     text = repr(float(value))
     if "e" in text and "." not in text.split("e")[0]:
@@ -1139,7 +1142,9 @@ class ModelEmitter:
             return self.bind(node, "flatten(%s, start_dim: %d, end_dim: %d)" % (xs, start, end),
                              dev, loc)
         if method in ("transpose", "permute", "unsqueeze", "squeeze", "softmax", "log_softmax",
-                      "sum", "mean", "max", "min", "masked_fill", "t"):
+                      "sum", "mean", "max", "min", "masked_fill", "t", "amax", "amin", "argmax",
+                      "argmin", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum",
+                      "triu", "tril"):
             return self.emit_shaped(node, method, xs, rest, kw, dev, loc)
         if method == "size":
             return []
@@ -1222,12 +1227,43 @@ class ModelEmitter:
             return self.bind(node, "where(%s, %s, %s)" % (self.arg(get(0, "mask"), loc),
                                                         self.arg(get(1, "value"), loc), xs),
                              dev, loc)
+        if op in ("clamp", "clip", "clamp_min", "clamp_max"):
+            lo = get(0, "min") if op != "clamp_max" else None
+            hi = get(1, "max") if op in ("clamp", "clip") else (get(0, "max") if op == "clamp_max"
+                                                                 else None)
+            bounds = "".join(", %s: %s" % (name, self.arg(v, loc))
+                             for name, v in (("min", lo), ("max", hi)) if v is not None)
+            return self.bind(node, "clamp(%s%s)" % (xs, bounds), dev, loc)
+        if op in ("maximum", "minimum"):
+            return self.bind(node, "%s(%s, %s)" % (op, xs, self.arg(get(0, "other"), loc)), dev,
+                             loc)
+        if op in ("triu", "tril"):
+            diagonal = get(0, "diagonal", 0)
+            return self.bind(node, "%s(%s%s)" % (op, xs, ", diagonal: %d" % diagonal
+                                                 if diagonal else ""), dev, loc)
+        if op in ("argmax", "argmin"):
+            d, keepdim = get(0, "dim"), get(1, "keepdim", False)
+            if d is None:
+                return self.bind(node, "%s(%s)" % (op, xs), dev, loc)
+            return self.bind(node, "%s(%s, dim: %d%s)" % (op, xs, d % self.sample(node.args[0]).dim(),
+                                                          ", keepdim: true" if keepdim else ""),
+                             dev, loc)
+        if op in ("amax", "amin"):
+            return self.reduction(node, op[1:], xs, get(0, "dim", ()), get(1, "keepdim", False),
+                                  dev, loc, amax=True)
         return self.reduction(node, op, xs, get(0, "dim"), get(1, "keepdim", False), dev, loc)
 
-    def reduction(self, node, op, xs, dim, keepdim, dev, loc):
-        if op in ("max", "min") and dim is not None:
-            raise unsupported("`%s` over a dim (it returns values and indices)" % op, loc,
-                              help_text="use `amax`/`amin`")
+    def reduction(self, node, op, xs, dim, keepdim, dev, loc, amax=False):
+        if dim == ():
+            dim = None
+        if op in ("max", "min") and dim is not None and not amax:
+            if isinstance(dim, (tuple, list)):
+                raise unsupported("`%s` over several dims" % op, loc, help_text="use `amax`/`amin`")
+            # PyTorch's (values, indices): a tuple of the values and `argmax`.
+            d = dim % self.sample(node.args[0]).dim()
+            kd = ", keepdim: true" if keepdim else ""
+            return self.bind(node, "(%s(%s, dim: %d%s), arg%s(%s, dim: %d%s))"
+                             % (op, xs, d, kd, op, xs, d, kd), dev, loc)
         if dim is None:
             return self.bind(node, "%s(%s)" % (op, xs), dev, loc)
         dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
@@ -1253,6 +1289,9 @@ class ModelEmitter:
             attr = args[1]
             if attr == "T":
                 return self.bind(node, "%s.T" % self.arg(args[0], loc), dev, loc)
+            if attr in ("values", "indices") and isinstance(self.sample(args[0]), tuple):
+                # `x.max(dim).values`: an item of the (values, indices) tuple.
+                return self.emit_getitem(node, (args[0], 0 if attr == "values" else 1), loc, dev)
             raise unsupported("`Tensor.%s`" % attr, loc)
         if fn is operator.getitem:
             return self.emit_getitem(node, args, loc, dev)
@@ -1285,7 +1324,16 @@ class ModelEmitter:
             return self.bind(node, "reshape(%s, [%s])" % (self.arg(args[0], loc), ", ".join(dims)),
                              dev, loc)
         if fn in (torch.transpose, torch.permute, torch.unsqueeze, torch.squeeze, torch.sum,
-                  torch.mean, torch.masked_fill):
+                  torch.mean, torch.masked_fill, torch.max, torch.min, torch.amax, torch.amin,
+                  torch.argmax, torch.argmin, torch.clamp, torch.clip, torch.clamp_min,
+                  torch.clamp_max, torch.maximum, torch.minimum, torch.triu, torch.tril):
+            if fn in (torch.max, torch.min) and len(args) > 1 and \
+                    isinstance(args[1], torch.fx.Node) and \
+                    isinstance(self.sample(args[1]), torch.Tensor):
+                # torch.max(a, b): elementwise.
+                name = "maximum" if fn is torch.max else "minimum"
+                return self.bind(node, "%s(%s, %s)" % (name, self.arg(args[0], loc),
+                                                       self.arg(args[1], loc)), dev, loc)
             return self.emit_shaped(node, fn.__name__, self.arg(args[0], loc), args[1:], kw, dev,
                                     loc)
         if fn in (torch.cat, torch.concat, torch.stack):
