@@ -96,11 +96,15 @@ void DiagnosticEngine::add(Diagnostic diag) {
   Range primary = diag.primaryRange();
   if (!seen_.insert({diag.id, primary.begin.getPointer(), primary.end.getPointer()}).second)
     return;
+  count(diag);
+  diags_.push_back(std::move(diag));
+}
+
+void DiagnosticEngine::count(const Diagnostic &diag) {
   if (diag.severity == Severity::Error)
     ++errors_;
   else if (diag.severity == Severity::Warning)
     ++warnings_;
-  diags_.push_back(std::move(diag));
 }
 
 void DiagnosticEngine::eraseIf(llvm::function_ref<bool(const Diagnostic &)> drop) {
@@ -109,10 +113,7 @@ void DiagnosticEngine::eraseIf(llvm::function_ref<bool(const Diagnostic &)> drop
   for (Diagnostic &diag : diags_) {
     if (drop(diag))
       continue;
-    if (diag.severity == Severity::Error)
-      ++errors_;
-    else if (diag.severity == Severity::Warning)
-      ++warnings_;
+    count(diag);
     kept.push_back(std::move(diag));
   }
   diags_ = std::move(kept);

@@ -101,6 +101,8 @@ public:
 
 private:
   DiagnosticBuilder begin(DiagId id, Range at, std::string message);
+  /// Adds `diag` to the error or warning count.
+  void count(const Diagnostic &diag);
 
   llvm::SourceMgr &sourceMgr_;
   std::vector<Diagnostic> diags_;

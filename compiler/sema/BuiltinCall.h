@@ -194,6 +194,11 @@ private:
   Value elementwisePair();
   Value clamp();
   Value argReduce();
+  /// The shape of `x` reduced over the `dimSlot` argument (over every dim
+  /// without one: rank 0, or all ones with `keepdim` where `keepAllDims`),
+  /// `keepdimSlot` a bool literal; nullopt after reporting.
+  std::optional<Shape> reducedShape(const Value &x, size_t dimSlot, size_t keepdimSlot,
+                                    bool keepAllDims);
   Value triangle();
   Value pad();
   std::optional<Dim> single(size_t i, int64_t dflt);

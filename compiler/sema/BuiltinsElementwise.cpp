@@ -61,36 +61,14 @@ Value BuiltinCall::reduce(bool floatOnly, bool isSoftmax) {
     v.expr = nullptr;
     return v;
   }
-  bool keepdim = false;
-  if (has(P::keepdim)) {
-    if (val(P::keepdim).type.kind() != Type::Kind::Bool) {
-      c.diags_.report(DiagId::TypeMismatch, rangeOf(P::keepdim), "bool",
-                      c.typeStr(val(P::keepdim)));
-      return failed();
-    }
-    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[P::keepdim].expr);
-    if (!lit) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim", "a run-time bool");
-      return failed();
-    }
-    keepdim = lit->value;
-  }
-  Shape shape;
-  if (has(P::dim)) {
-    std::optional<unsigned> dim = dimArg(P::dim, *x);
-    if (!dim)
-      return failed();
-    shape = x->type.shape;
-    if (keepdim)
-      shape.dims[*dim] = Dim::constant(1);
-    else
-      shape.dims.erase(shape.dims.begin() + *dim);
-  } // else: reducing everything gives a rank-0 tensor
+  std::optional<Shape> shape = reducedShape(*x, P::dim, P::keepdim, /*keepAllDims=*/false);
+  if (!shape)
+    return failed();
   // As PyTorch's: a sum of bools or ints counts in i64 (`sum(ids != pad, 1)`).
   ElementType dtype = x->type.dtype;
   if (spec.id == BI::Sum && !dtype.isFloating())
     dtype = ElementType(ast::DType::I64);
-  return result(dtype, std::move(shape), x->type.dev, *x);
+  return result(dtype, std::move(*shape), x->type.dev, *x);
 }
 
 Value BuiltinCall::where() {
@@ -232,35 +210,47 @@ Value BuiltinCall::argReduce() {
               Applicability::MaybeIncorrect);
     return failed();
   }
+  std::optional<Shape> shape = reducedShape(*x, P::dim, P::keepdim, /*keepAllDims=*/true);
+  if (!shape)
+    return failed();
+  return result(ElementType(ast::DType::I64), std::move(*shape), x->type.dev, *x);
+}
+
+std::optional<Shape> BuiltinCall::reducedShape(const Value &x, size_t dimSlot, size_t keepdimSlot,
+                                               bool keepAllDims) {
   bool keepdim = false;
-  if (has(P::keepdim)) {
-    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[P::keepdim].expr);
+  if (has(keepdimSlot)) {
+    if (val(keepdimSlot).type.kind() != Type::Kind::Bool) {
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(keepdimSlot), "bool",
+                      c.typeStr(val(keepdimSlot)));
+      return std::nullopt;
+    }
+    auto *lit = llvm::dyn_cast_if_present<ast::BoolLitExpr>(args[keepdimSlot].expr);
     if (!lit) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim",
-                      c.typeStr(val(P::keepdim)));
-      return failed();
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(keepdimSlot), "keepdim", "a run-time bool");
+      return std::nullopt;
     }
     keepdim = lit->value;
   }
   Shape shape;
-  if (has(P::dim)) {
-    std::optional<unsigned> dim = dimArg(P::dim, *x);
+  if (has(dimSlot)) {
+    std::optional<unsigned> dim = dimArg(dimSlot, x);
     if (!dim)
-      return failed();
-    shape = x->type.shape;
+      return std::nullopt;
+    shape = x.type.shape;
     if (keepdim)
       shape.dims[*dim] = Dim::constant(1);
     else
       shape.dims.erase(shape.dims.begin() + *dim);
-  } else if (keepdim) {
-    if (x->type.shape.hasPack()) {
-      c.diags_.report(DiagId::ExpectedConstant, rangeOf(P::keepdim), "keepdim",
+  } else if (keepdim && keepAllDims) {
+    if (x.type.shape.hasPack()) {
+      c.diags_.report(DiagId::ExpectedConstant, rangeOf(keepdimSlot), "keepdim",
                       "a tensor of unknown rank");
-      return failed();
+      return std::nullopt;
     }
-    shape.dims.assign(x->type.rank(), Dim::constant(1));
-  }
-  return result(ElementType(ast::DType::I64), std::move(shape), x->type.dev, *x);
+    shape.dims.assign(x.type.rank(), Dim::constant(1));
+  } // else: reducing everything gives a rank-0 tensor
+  return shape;
 }
 
 Value BuiltinCall::loss() {
