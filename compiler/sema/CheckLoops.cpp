@@ -228,6 +228,11 @@ void Checker::checkAssign(const ast::AssignStmt &assign) {
                          "`" + assign.indexedTarget->range.text().str() + "`", false);
     return;
   }
+  if (v.type.isError() && !target->annotated) {
+    // What reads the name later follows from the error already reported.
+    target->value = v;
+    return;
+  }
   if (v.type.isError() || target->value.type.isError())
     return;
   bool carried = !ctx.loopScopes.empty() && scopeIndex < ctx.loopScopes.back();
@@ -251,6 +256,24 @@ void Checker::checkAssign(const ast::AssignStmt &assign) {
         {assign.target.range, assign.target.name, {}, v.type, {}, originOf(v)});
     return;
   }
+  unsigned errors = diags_.errorCount();
   checkAgainstDeclared(v, underFacts(target->value.type), originOf(target->value),
                        target->declRange, "`" + assign.target.name + "`", false);
+  if (diags_.errorCount() != errors || target->annotated)
+    return;
+  // From here on the name holds the new value: a later mismatch names it
+  // (`cell(h)`), not what the name held before (`zeros(...) @ cuda:1`).
+  // Not past an `if` block, after which either value may be there.
+  bool onlyLoopsBetween = true;
+  for (size_t s = scopeIndex + 1; s < ctx.scopes.size(); ++s)
+    if (!llvm::is_contained(ctx.loopScopes, s))
+      onlyLoopsBetween = false;
+  if (!onlyLoopsBetween)
+    return;
+  if (carried) { // its type stays the one the loop carries
+    target->value.origin = v.origin;
+    target->value.expr = v.expr;
+  } else {
+    target->value = v;
+  }
 }

@@ -238,6 +238,19 @@ void Checker::reportDevicePair(llvm::StringRef op, Range opRange, const Value &a
     diag.note(oddOrigin.message.str(), oddOrigin.range);
   if (otherOrigin.isKnown() && otherOrigin.range != oddOrigin.range)
     diag.note(otherOrigin.message.str(), otherOrigin.range);
+  // A value whose device an earlier use inferred (`randn(...)` met `x` on
+  // cuda:0) and that now meets another device: moving it here is the fix
+  // that keeps the earlier use (`y + eps.to(cuda:1)`).
+  Device oddDevice = aOdd ? da : db;
+  if (otherOrigin.kind == DeviceOrigin::Kind::Inferred && other.expr && !oddDevice.isVar()) {
+    diag.help("move `" + shortText(other.expr->range) + "` to " + oddDevice.str() +
+                  " here: its device was inferred from an earlier use",
+              toEdits(*other.expr, oddDevice));
+    if (odd.expr && !target.isVar()) // the result may then be on the wrong device
+      diag.help("or move it to " + target.str() + " here", toEdits(*odd.expr, target),
+                Applicability::MaybeIncorrect);
+    return;
+  }
   bool declFix = (oddOrigin.kind == DeviceOrigin::Kind::Declared ||
                   oddOrigin.kind == DeviceOrigin::Kind::FnParam) &&
                  oddOrigin.editRange.isValid() && !target.isVar();
