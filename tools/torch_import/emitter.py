@@ -875,11 +875,22 @@ class ModelEmitter:
                 expr = self.instance_expr(module, created_at or loc, in_list=False)
                 local = self.fresh(name)
                 self.declared_forward[name] = local
-                fix = ("`%s` is created inside forward, so `model.to(device)` never moves it "
-                       "and `state_dict()` does not save it: create it once in `__init__` "
-                       "(`self.%s = %s`) and call `self.%s(...)` here"
-                       % (source_text(created_at) if created_at else kind, name,
-                          source_text(created_at) if created_at else "nn.%s(...)" % kind, name))
+                container = self.plain_container_of(module)
+                if container:
+                    # The classic "submodel left behind": layers kept in a
+                    # python list or dict are not registered.
+                    attr, what, wrapper = container
+                    fix = ("`self.%s` is a python %s, so PyTorch does not register the layers "
+                           "in it: `model.to(device)` never moves them and `state_dict()` does "
+                           "not save them; make it `self.%s = %s(...)` with the same layers"
+                           % (attr, what, attr, wrapper))
+                else:
+                    fix = ("`%s` is created inside forward, so `model.to(device)` never moves "
+                           "it and `state_dict()` does not save it: create it once in "
+                           "`__init__` (`self.%s = %s`) and call `self.%s(...)` here"
+                           % (source_text(created_at) if created_at else kind, name,
+                              source_text(created_at) if created_at else "nn.%s(...)" % kind,
+                              name))
                 lines.append(Line("let %s = %s" % (local, expr), created_at or loc, fix,
                                   "module_in_forward"))
             callee = self.declared_forward[name]
@@ -1149,6 +1160,17 @@ class ModelEmitter:
         if method == "size":
             return []
         raise unsupported("`Tensor.%s`" % method, loc)
+
+    def plain_container_of(self, module):
+        """(attribute, "list" or "dict", the nn wrapper) of the python list,
+        tuple or dict attribute of the model being emitted that holds
+        `module`, or None."""
+        for attr, value in vars(self.module).items():
+            if isinstance(value, (list, tuple)) and any(v is module for v in value):
+                return attr, "list", "nn.ModuleList"
+            if isinstance(value, dict) and any(v is module for v in value.values()):
+                return attr, "dict", "nn.ModuleDict"
+        return None
 
     def emit_transfer(self, node, method, xs, rest, kw, loc):
         from tracing import split_to_args

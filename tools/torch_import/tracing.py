@@ -182,6 +182,10 @@ class ModelcTracer(torch.fx.Tracer):
     def __init__(self, forward_modules):
         super().__init__()
         self.forward_modules = forward_modules  # name -> (module, created_at)
+        # `self.bias[:, :T, :T]` with T from `x.size()` (nanoGPT's mask, the
+        # tutorial's positional encoding): a buffer read in forward is a node,
+        # so sizes known only when the model runs can slice it.
+        self.proxy_buffer_attributes = True
 
     def is_leaf_module(self, module, qualified_name):
         return not isinstance(module, CONTAINERS)
