@@ -76,9 +76,27 @@ int runArtifact(const ArtifactRun &run) {
       !checkOutputCount(run.outputs, resultDevices.size(), run.fn, run.color))
     return ExitUsageOrIO;
 
+  // An artifact runs on the device it was built for: `--device` cannot move
+  // it (it would only place the inputs where the model is not).
+  const std::string &builtFor = artifact.contents().modelDevice;
+  if (!run.defaultDevice.empty()) {
+    llvm::Expected<runtime::Device> asked = runtime::parseDevice(run.defaultDevice);
+    llvm::Expected<runtime::Device> built = runtime::parseDevice(builtFor);
+    if (asked && built && !(*asked == *built)) {
+      reportDriverError("`--device " + run.defaultDevice + "`: " + artifact.name().str() +
+                            " was built for " + builtFor + " and runs there; build it for " +
+                            run.defaultDevice + " with `modelc build ... --device " +
+                            run.defaultDevice + "`",
+                        run.color);
+      return ExitUsageOrIO;
+    }
+    if (!asked)
+      llvm::consumeError(asked.takeError());
+    if (!built)
+      llvm::consumeError(built.takeError());
+  }
   std::optional<std::vector<exec::EntryInput>> inputs = readEntryInputs(
-      run.inputs, run.defaultDevice.empty() ? artifact.contents().modelDevice : run.defaultDevice,
-      run.color);
+      run.inputs, run.defaultDevice.empty() ? builtFor : run.defaultDevice, run.color);
   if (!inputs)
     return ExitUsageOrIO;
 

@@ -225,6 +225,12 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
     return i < decl.params.size() && decl.params[i].type ? decl.params[i].type->range
                                                          : decl.name.range;
   };
+  // A parameter declared on a device (`@ cpu`) stays there whatever device
+  // the model is instantiated on.
+  auto pinnedParam = [&](size_t i) {
+    return i < decl.params.size() && decl.params[i].type && decl.params[i].type->device &&
+           decl.params[i].type->device->kind != ast::DeviceExpr::Kind::Var;
+  };
   auto declaredAs = [&](size_t i) {
     return "`" + fn->params[i].name + "` is declared " + fn->params[i].type.str();
   };
@@ -291,8 +297,9 @@ std::optional<BoundSignature> exec::checkInputs(const mlirgen::ConcreteModel &mo
           .report(DiagId::InputDeviceMismatch, paramRange(i), index, fnName, inputs[i].device.str(),
                   want.dev.str())
           .primary(declaredAs(i))
-          .help("place the input with `--input " + inputs[i].source + "@" + want.dev.str() +
-                "`, or instantiate the model on " + inputs[i].device.str());
+          .help(
+              "place the input with `--input " + inputs[i].source + "@" + want.dev.str() +
+              (pinnedParam(i) ? "`" : "`, or instantiate the model on " + inputs[i].device.str()));
       break;
     case Kind::Rank:
       shapeMismatch("the input has rank " + std::to_string(have.rank()) + ", the parameter rank " +

@@ -347,11 +347,10 @@ Value BuiltinCall::split(bool chunk) {
       pieces.push_back(Dim::constant(std::min(per, *known - at)));
   };
   const Value &arg = val(kPieces);
-  std::optional<Dim> symbolicSize =
-      !chunk && arg.type.kind() == Type::Kind::Int && arg.type.intValue &&
-              !arg.type.intValue->asConstant()
-          ? arg.type.intValue
-          : std::nullopt;
+  std::optional<Dim> symbolicSize = !chunk && arg.type.kind() == Type::Kind::Int &&
+                                            arg.type.intValue && !arg.type.intValue->asConstant()
+                                        ? arg.type.intValue
+                                        : std::nullopt;
   if (symbolicSize) {
     // nanoGPT's `qkv.split(n_embd, dim=2)` of `[B, T, 3 * n_embd]`: pieces of
     // a model argument's size, as many as the dim holds for every instance.

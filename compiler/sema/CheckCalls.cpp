@@ -265,7 +265,9 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
   while (lineStart > bufferStart && lineStart[-1] != '\n')
     --lineStart;
   std::string indent(lineStart, fnDecl->range.begin.getPointer());
-  if (!llvm::all_of(indent, [](char c) { return c == ' ' || c == '\t'; }))
+  // A line of its own above the fn's line (the fn may not start its line).
+  bool ownLine = llvm::all_of(indent, [](char c) { return c == ' ' || c == '\t'; });
+  if (!ownLine)
     indent = "  ";
   // Its arguments must mean the same in the model's body: one that reads
   // the fn's values (`nn.Linear(h.shape[1], 10)`) is written as the int the
@@ -291,8 +293,9 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
     copied = a.value->range.end.getPointer();
   }
   text += llvm::StringRef(copied, expr.range.end.getPointer() - copied).str();
-  std::string declLine = name + " = " + text + "\n" + indent;
-  llvm::SMLoc at = fnDecl->range.begin;
+  std::string declLine =
+      ownLine ? indent + name + " = " + text + "\n" : name + " = " + text + "\n" + indent;
+  llvm::SMLoc at = ownLine ? llvm::SMLoc::getFromPointer(lineStart) : fnDecl->range.begin;
   std::vector<Edit> edits = {{Range{at, at}, declLine}};
   Applicability applicability =
       movable ? Applicability::MachineApplicable : Applicability::MaybeIncorrect;
@@ -309,6 +312,22 @@ void Checker::reportSubmodelInFn(const ast::Expr &expr, llvm::StringRef modelNam
       ++end;
     edits.push_back(
         {Range{llvm::SMLoc::getFromPointer(begin), llvm::SMLoc::getFromPointer(end)}, ""});
+  }
+  if (!fn_->loops.empty()) {
+    // One declaration is one set of weights; the loop made a layer per
+    // iteration.
+    const ast::ForStmt &loop = *fn_->loops.back();
+    std::string range =
+        loop.isRange() && loop.iterable && loop.rangeEnd
+            ? loop.iterable->range.text().str() + ".." + loop.rangeEnd->range.text().str()
+            : "0..n";
+    diag.note("inside a loop this creates a new `" + modelName.str() +
+              "` on every iteration, each with its own weights: a list of them (`" + name +
+              "s = [" + expr.range.text().str() + " for _ in " + range +
+              "]`, looped over as `for " + name + " in " + name +
+              "s { ... }`) keeps them apart; one declaration shares one "
+              "set of weights");
+    applicability = Applicability::MaybeIncorrect;
   }
   diag.help("declare `" + name + "` in the body of model `" + fn_->model->name + "`", edits,
             applicability);

@@ -163,7 +163,8 @@ std::string Type::str() const {
   case Kind::Void:
     return "()";
   case Kind::Tensor:
-    return dtype.str() + shape.str() + " @ " + dev.str();
+    // A device not inferred yet is left out (`f32[4, 4]`), not shown as `?`.
+    return dtype.str() + shape.str() + (dev.isVar() ? "" : " @ " + dev.str());
   case Kind::Int:
     return "int";
   case Kind::Float:
