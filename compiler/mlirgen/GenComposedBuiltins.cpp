@@ -166,6 +166,10 @@ GenValue Generator::genArgReduce(bool smallest, const BuiltinArgs &args, mlir::V
                                              b.getBoolAttr(true));
   }
   mlir::Value hit = compare("eq", source, extreme, l);
+  // A NaN is the extreme, as in PyTorch (max propagates it; it equals
+  // nothing): its first position.
+  if (mlir::isa<mlir::FloatType>(st.getElementType()))
+    hit = elementwise<mlir::mdl::OrOp>(hit, compare("ne", source, source, l), l);
   // i64 positions 0, 1, ... along the dim, shaped to broadcast against it.
   RankedTensorType i64 =
       tensorType({st.getDimSize(dim)}, elementType(ast::DType::I64), st.getEncoding());
