@@ -162,6 +162,9 @@ private:
   std::optional<Dim> arangeLength(ast::DType &dflt);
   bool floating(const Value &v);
   bool integerIndex(const Value &v);
+  /// False (after E0502 "a numeric tensor") for a bool tensor; `castHelp`
+  /// adds the help to cast it to i64.
+  bool numeric(const Value &x, bool castHelp);
   std::optional<Device> devices(llvm::ArrayRef<const Value *> operands);
   std::optional<Shape> shapeArg(size_t i, bool allowInfer);
   Value result(ElementType dtype, Shape shape, Device dev, const Value &originFrom);

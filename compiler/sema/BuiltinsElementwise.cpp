@@ -23,12 +23,8 @@ Value BuiltinCall::elementwise(bool floatOnly) {
   const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  if (floatOnly ? !floating(*x) : x->type.dtype == ast::DType::Bool) {
-    if (!floatOnly)
-      c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
-          .primary("argument of `" + spec.name.str() + "`");
+  if (floatOnly ? !floating(*x) : !numeric(*x, /*castHelp=*/false))
     return failed();
-  }
   if (spec.id == BI::Dropout && has(slot::dropout::p)) {
     const Value &p = val(slot::dropout::p);
     if (p.type.kind() != Type::Kind::Float && p.type.kind() != Type::Kind::Int) {
@@ -109,6 +105,17 @@ Value BuiltinCall::where() {
   return result(t->type.dtype, std::move(*shape), *dev, *t);
 }
 
+bool BuiltinCall::numeric(const Value &x, bool castHelp) {
+  if (x.type.dtype != ast::DType::Bool)
+    return true;
+  auto diag = c.diags_.report(DiagId::TypeMismatch, x.range(), "a numeric tensor", c.typeStr(x));
+  diag.primary("argument of `" + spec.name.str() + "`");
+  if (castHelp)
+    diag.help("convert it with `cast`", c.castEdits(*x.expr, ast::DType::I64),
+              Applicability::MaybeIncorrect);
+  return false;
+}
+
 Value BuiltinCall::elementwisePair() {
   namespace P = slot::maximum;
   static_assert(slot::same(P::a, slot::minimum::a) && slot::same(P::b, slot::minimum::b));
@@ -150,11 +157,8 @@ Value BuiltinCall::clamp() {
   const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  if (x->type.dtype == ast::DType::Bool) {
-    c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
-        .primary("argument of `" + spec.name.str() + "`");
+  if (!numeric(*x, /*castHelp=*/false))
     return failed();
-  }
   if (!has(P::min) && !has(P::max)) {
     c.diags_
         .report(DiagId::InvalidArgumentValue,
@@ -203,13 +207,8 @@ Value BuiltinCall::argReduce() {
   const Value *x = tensor(P::x);
   if (!x)
     return failed();
-  if (x->type.dtype == ast::DType::Bool) {
-    c.diags_.report(DiagId::TypeMismatch, x->range(), "a numeric tensor", c.typeStr(*x))
-        .primary("argument of `" + spec.name.str() + "`")
-        .help("convert it with `cast`", c.castEdits(*x->expr, ast::DType::I64),
-              Applicability::MaybeIncorrect);
+  if (!numeric(*x, /*castHelp=*/true))
     return failed();
-  }
   std::optional<Shape> shape = reducedShape(*x, P::dim, P::keepdim, /*keepAllDims=*/true);
   if (!shape)
     return failed();
