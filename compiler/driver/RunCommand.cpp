@@ -77,7 +77,7 @@ cl::opt<bool> reportOpt("report",
                         cl::sub(runCommand), cl::cat(driverCategory()));
 cl::opt<bool> noBlasOpt("no-blas",
                         cl::desc("Lower f32 matmul and conv to loops instead of library calls "
-                                 "(MODELC_GEMM=auto|onednn-matmul|onednn-sgemm|openblas|loops "
+                                 "(MODELC_GEMM=auto|onednn-matmul|onednn-sgemm|openblas|tiles|loops "
                                  "picks the library for matmuls; default: measured)"),
                         cl::sub(runCommand), cl::cat(driverCategory()));
 cl::list<std::string> importDirs("I", cl::Prefix, cl::value_desc("DIR"),

@@ -1,6 +1,7 @@
 //===- ConstantWeights.cpp - Weights kept in a library's layout -----------===//
 
 #include "jit/ConstantWeights.h"
+#include "jit/TileGemm.h"
 
 #if MODELC_HAVE_DNNL
 #include "jit/DnnlWeights.h"
@@ -52,26 +53,22 @@ dnnl::memory constantWeightsCopy(const void *data, const dnnl::memory::desc &inn
   return copy;
 }
 
-size_t forgetConstantWeights(const void *data, size_t bytes) {
+static size_t forgetDnnlWeights(const void *data, size_t bytes) {
   KeptCopies &kept = keptCopies();
   std::lock_guard<std::mutex> lock(kept.mutex);
-  auto begin = reinterpret_cast<uintptr_t>(data);
-  size_t dropped = 0;
-  for (auto it = kept.copies.begin(); it != kept.copies.end();) {
-    uintptr_t start = reinterpret_cast<uintptr_t>(it->first);
-    bool inside = start >= begin && start - begin < bytes;
-    dropped += inside ? it->second.size() : 0;
-    it = inside ? kept.copies.erase(it) : std::next(it);
-  }
-  return dropped;
+  return eraseCopiesIn(kept.copies, data, bytes);
 }
 
 } // namespace modelc::jit
 
 #else
 
-size_t modelc::jit::forgetConstantWeights(const void *, size_t) {
-  return 0; // without oneDNN the weights are read in place
-}
+namespace modelc::jit {
+static size_t forgetDnnlWeights(const void *, size_t) { return 0; } // no copies
+} // namespace modelc::jit
 
 #endif
+
+size_t modelc::jit::forgetConstantWeights(const void *data, size_t bytes) {
+  return forgetDnnlWeights(data, bytes) + forgetTilePackedWeights(data, bytes);
+}

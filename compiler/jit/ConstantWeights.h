@@ -16,6 +16,8 @@
 #define MODELC_JIT_CONSTANTWEIGHTS_H
 
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 
 namespace modelc::jit {
 
@@ -23,6 +25,22 @@ namespace modelc::jit {
 /// [data, data + bytes). Safe while other threads run: a call that holds a
 /// copy keeps it alive. Returns how many copies it dropped.
 size_t forgetConstantWeights(const void *data, size_t bytes);
+
+/// For the keepers of copies: erases the entries of `copies` (a map from a
+/// weight buffer's address to its copies, a container) whose buffer starts
+/// in [data, data + bytes); returns how many copies they held.
+template <typename CopiesByBuffer>
+size_t eraseCopiesIn(CopiesByBuffer &copies, const void *data, size_t bytes) {
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  size_t dropped = 0;
+  for (auto it = copies.begin(); it != copies.end();) {
+    uintptr_t start = reinterpret_cast<uintptr_t>(it->first);
+    bool inside = start >= begin && start - begin < bytes;
+    dropped += inside ? it->second.size() : 0;
+    it = inside ? copies.erase(it) : std::next(it);
+  }
+  return dropped;
+}
 
 } // namespace modelc::jit
 

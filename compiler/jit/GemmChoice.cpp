@@ -45,6 +45,8 @@ llvm::StringRef gemmKernelName(GemmKernel kernel) {
     return "onednn-sgemm";
   case GemmKernel::OpenBlas:
     return "openblas";
+  case GemmKernel::Tiles:
+    return "tiles";
   case GemmKernel::Loops:
     return "loops";
   }
@@ -53,7 +55,7 @@ llvm::StringRef gemmKernelName(GemmKernel kernel) {
 
 std::optional<GemmKernel> parseGemmKernel(llvm::StringRef name) {
   for (GemmKernel kernel : {GemmKernel::Auto, GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm,
-                            GemmKernel::OpenBlas, GemmKernel::Loops})
+                            GemmKernel::OpenBlas, GemmKernel::Tiles, GemmKernel::Loops})
     if (name == gemmKernelName(kernel))
       return kernel;
   return std::nullopt;
@@ -73,6 +75,7 @@ bool gemmKernelAvailable(GemmKernel kernel) {
   case GemmKernel::OpenBlas:
     return openBlasLibrary() != nullptr;
   case GemmKernel::Auto:
+  case GemmKernel::Tiles:
   case GemmKernel::Loops:
     return true;
   }
@@ -81,8 +84,8 @@ bool gemmKernelAvailable(GemmKernel kernel) {
 
 std::vector<GemmKernel> availableGemmKernels() {
   std::vector<GemmKernel> kernels;
-  for (GemmKernel kernel :
-       {GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm, GemmKernel::OpenBlas, GemmKernel::Loops})
+  for (GemmKernel kernel : {GemmKernel::OneDnnMatmul, GemmKernel::OneDnnSgemm, GemmKernel::OpenBlas,
+                            GemmKernel::Tiles, GemmKernel::Loops})
     if (gemmKernelAvailable(kernel))
       kernels.push_back(kernel);
   return kernels;
@@ -124,7 +127,7 @@ GemmKernel kernelFromEnvironment() {
   std::optional<GemmKernel> kernel = parseGemmKernel(*value);
   if (!kernel) {
     llvm::errs() << "modelc: warning: MODELC_GEMM=" << *value
-                 << " is not one of auto, onednn-matmul, onednn-sgemm, openblas, loops; "
+                 << " is not one of auto, onednn-matmul, onednn-sgemm, openblas, tiles, loops; "
                     "measuring instead\n";
     return GemmKernel::Auto;
   }
@@ -162,8 +165,9 @@ ClassKey classOf(const GemmProblem &p) {
 /// What identifies this machine and these libraries: a measured choice is
 /// only valid for the same CPU model and library builds.
 std::string machineIdentity() {
-  // v2: choices measured on a busy machine are no longer saved.
-  std::string id = "modelc-gemm-choice v2\n";
+  // v2: choices measured on a busy machine are no longer saved; v3: the
+  // tiles kernel is a candidate.
+  std::string id = "modelc-gemm-choice v3\n";
   id += llvm::sys::getHostCPUName().str() + "\n";
   if (auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo")) {
     llvm::SmallVector<llvm::StringRef> lines;

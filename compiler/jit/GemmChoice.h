@@ -32,11 +32,14 @@ enum class GemmKernel {
   OneDnnSgemm,
   /// OpenBLAS's cblas_sgemm (sgemv for one row or column on one thread).
   OpenBlas,
+  /// modelc's own register tiles over B in panels (TileGemm.h): few rows,
+  /// a constant B.
+  Tiles,
   /// A plain loop: the reference, never chosen by measurement.
   Loops,
 };
 
-/// "auto", "onednn-matmul", "onednn-sgemm", "openblas", "loops".
+/// "auto", "onednn-matmul", "onednn-sgemm", "openblas", "tiles", "loops".
 llvm::StringRef gemmKernelName(GemmKernel kernel);
 std::optional<GemmKernel> parseGemmKernel(llvm::StringRef name);
 

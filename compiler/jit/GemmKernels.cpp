@@ -18,6 +18,7 @@
 #include <unordered_map>
 #endif
 #include "jit/OpenBlasLibrary.h"
+#include "jit/TileGemm.h"
 
 namespace modelc::jit {
 
@@ -90,24 +91,28 @@ void applyActivationToRow(EpilogueStep step, float *row, int64_t n) {
 
 } // namespace
 
-void applyEpilogue(const GemmProblem &p) {
+void applyEpilogue(const GemmProblem &p) { applyEpilogue(p, 0, p.m, 0, p.n); }
+
+void applyEpilogue(const GemmProblem &p, int64_t rowBegin, int64_t rowEnd, int64_t colBegin,
+                   int64_t colEnd) {
   const Epilogue &e = p.epilogue;
-  for (int64_t i = 0; i < p.m; ++i) {
-    float *row = p.c + i * p.ldc;
+  int64_t width = colEnd - colBegin;
+  for (int64_t i = rowBegin; i < rowEnd; ++i) {
+    float *row = p.c + i * p.ldc + colBegin;
     int operand = 0;
     for (int s = 0; s < e.stepCount; ++s) {
       EpilogueStep step = e.steps[size_t(s)];
       if (step != EpilogueStep::Add) {
-        applyActivationToRow(step, row, p.n);
+        applyActivationToRow(step, row, width);
         continue;
       }
       const EpilogueOperand &x = e.operands[size_t(operand++)];
-      const float *from = x.data + i * x.rowStride;
+      const float *from = x.data + i * x.rowStride + colBegin * x.colStride;
       if (x.colStride == 1) {
-        for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t j = 0; j < width; ++j)
           row[j] += from[j];
       } else {
-        for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t j = 0; j < width; ++j)
           row[j] += from[j * x.colStride];
       }
     }
@@ -325,6 +330,8 @@ bool runGemmKernel(GemmKernel kernel, const GemmProblem &p) {
 #endif
   case GemmKernel::OpenBlas:
     return openBlasGemm(p);
+  case GemmKernel::Tiles:
+    return tileGemm(p);
   case GemmKernel::Loops:
     loopGemm(p);
     return true;

@@ -92,6 +92,9 @@ bool runGemmKernel(GemmKernel kernel, const GemmProblem &problem);
 
 /// The epilogue as a separate pass over c (after a kernel without post-ops).
 void applyEpilogue(const GemmProblem &problem);
+/// The same over rows [rowBegin, rowEnd) and columns [colBegin, colEnd) of c.
+void applyEpilogue(const GemmProblem &problem, int64_t rowBegin, int64_t rowEnd, int64_t colBegin,
+                   int64_t colEnd);
 
 /// Picks the kernel (GemmChoice.cpp) and runs the problem; falls back to
 /// Loops when the pick declines.
