@@ -89,6 +89,39 @@ def openblas_core():
     return "none", ""
 
 
+def set_peer_threads(threads):
+    """torch.set_num_threads limits OpenMP (oneDNN, the OpenMP OpenBLAS); the
+    pthreads OpenBLAS (what torch loads where libopenblas0-openmp is not
+    installed) keeps a thread per core unless told, so the 1-thread peer ran
+    on 2 cores."""
+    torch.set_num_threads(threads)
+    path = openblas_core()[1]
+    if path:
+        try:
+            ctypes.CDLL(path).openblas_set_num_threads(ctypes.c_int(threads))
+        except AttributeError:
+            pass
+
+
+def cores_used(fn, x):
+    """Process CPU time over wall time across ~0.1 s of forwards: the cores
+    the peer really keeps busy."""
+    with torch.inference_mode():
+        fn(x)
+        cpu, wall, calls = time.process_time(), time.perf_counter(), 0
+        while calls < 3 or time.perf_counter() - wall < 0.1:
+            fn(x)
+            calls += 1
+        return (time.process_time() - cpu) / (time.perf_counter() - wall)
+
+
+def check_cores(used, threads, what):
+    """A peer on more cores than the row's thread count is not that row's peer."""
+    if used > threads + 0.35:
+        sys.exit("cpu_vs_pytorch.py: %s kept %.2f cores busy with %d thread(s) asked; "
+                 "the comparison would be unfair" % (what, used, threads))
+
+
 def cpu_model():
     with open("/proc/cpuinfo") as info:
         for line in info:
@@ -116,7 +149,7 @@ def serve_eager(spec):
     """Child side of a forced-core-type peer: times eager (`time N`) and
     TorchScript (`time-script N`) with this process's OpenBLAS kernels."""
     name, input_path, output_path, threads = spec.split(",")
-    torch.set_num_threads(int(threads))
+    set_peer_threads(int(threads))
     torch.manual_seed(0)
     module = MODELS[name][3]().eval()
     x = torch.from_numpy(np.load(input_path))
@@ -124,7 +157,8 @@ def serve_eager(spec):
     with torch.inference_mode():
         np.save(output_path, module(x).numpy())
         np.save(script_output(output_path), script(x).numpy())
-    print(json.dumps({"core": openblas_core()[0]}), flush=True)
+    print(json.dumps({"core": openblas_core()[0],
+                      "cores_used": [cores_used(module, x), cores_used(script, x)]}), flush=True)
     for line in sys.stdin:
         words = line.split()
         if words[0] == "quit":
@@ -175,7 +209,7 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         reference = module.double()(x.double()).numpy()
         module.float()
 
-    torch.set_num_threads(threads)
+    set_peer_threads(threads)
     with torch.inference_mode():
         module(x)
         start = time.perf_counter_ns()
@@ -212,6 +246,8 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         outputs["script"] = script(x).numpy()
     sides["eager"] = lambda n: time_torch(module, x, n)
     sides["script"] = lambda n: time_torch(script, x, n)
+    check_cores(cores_used(module, x), threads, "eager")
+    check_cores(cores_used(script, x), threads, "script")
     for core in core_types:
         child_env = dict(env)
         child_env["OPENBLAS_CORETYPE"] = core
@@ -219,6 +255,8 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
         peer = ChildSide([sys.executable, os.path.abspath(__file__), "--serve-eager",
                           "%s,%s,%s,%d" % (name, stem + ".npy", out_path, threads)], child_env)
         children.append(peer)
+        for mode, used in zip(["eager ", "script "], peer.info["cores_used"]):
+            check_cores(used, threads, mode + core)
         outputs["eager " + core] = np.load(out_path)
         outputs["script " + core] = np.load(script_output(out_path))
         sides["eager " + core] = peer.time
@@ -286,7 +324,7 @@ def peak_rss(opts):
 
 def rss_peer(input_path):
     """What a PyTorch user runs for the same forward (the RSS comparison)."""
-    torch.set_num_threads(1)
+    set_peer_threads(1)
     module = LeNet5().eval()
     from_file = {}
     path = os.path.join(os.path.dirname(input_path), "lenet5.safetensors")
