@@ -274,8 +274,12 @@ def bench_config(opts, name, batch, threads, compile_ms, core_types):
             per_call[side] = max(1.0, median(run(10)))
         else:
             per_call[side] = median(run(2))
-    # The pause lets spinning BLAS/OpenMP workers park between blocks.
-    samples = interleaved_samples(sides, per_call, opts.rounds, opts.block_ms, pause_s=0.01)
+    # The pause lets spinning BLAS/OpenMP workers park between blocks: the
+    # pthreads OpenBLAS's workers spin for 2^28 cycles (~75 ms) after a call,
+    # and on 2 threads they took the second core from the next side's block
+    # (peer medians 2x their minima, up to 10x in some rows).
+    pause_s = 0.01 if threads == 1 else 0.12
+    samples = interleaved_samples(sides, per_call, opts.rounds, opts.block_ms, pause_s=pause_s)
     for child in children:
         child.close()
     row = {"model": name, "batch": batch, "threads": threads, "errors": errors}
@@ -389,6 +393,12 @@ def main():
         got = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else ""
         if probe.returncode == 0 and got.lower() == wanted.lower():
             core_types.append(wanted)
+    if not os.path.isdir(OPENBLAS_DIR):
+        print("warning: %s is missing (install libopenblas0-openmp, tools/install-deps.sh): "
+              "torch runs the pthreads OpenBLAS, limited to the row's threads through "
+              "openblas_set_num_threads, whose workers fight torch's OpenMP pool on 2 threads "
+              "(the MLP at batch 256: 3-4.5 ms against ~0.9 ms); the 2-thread peer is then "
+              "not at its best" % OPENBLAS_DIR)
     load = os.getloadavg()
     print("load average %.2f %.2f %.2f; %s; torch %s; OpenBLAS %s, core %s autodetected; "
           "forced core types that run: %s" % (load[0], load[1], load[2], cpu_model(),
@@ -421,6 +431,12 @@ def main():
         for what, batch, mib, wall in peak_rss(opts):
             print("peak RSS, LeNet-5 batch %d, %s: %.1f MiB (process wall %.0f ms)"
                   % (batch, what, mib, wall))
+    if not os.path.isdir(OPENBLAS_DIR):
+        print("warning: %s is missing (install libopenblas0-openmp, tools/install-deps.sh): "
+              "torch runs the pthreads OpenBLAS, limited to the row's threads through "
+              "openblas_set_num_threads, whose workers fight torch's OpenMP pool on 2 threads "
+              "(the MLP at batch 256: 3-4.5 ms against ~0.9 ms); the 2-thread peer is then "
+              "not at its best" % OPENBLAS_DIR)
     load = os.getloadavg()
     print("load average after: %.2f %.2f %.2f" % load)
     if opts.json:

@@ -12,6 +12,11 @@ packages=(
   clang-22 libclang-rt-22-dev
   python3
   python3-torch python3-numpy    # `modelc import-torch` and its golden tests (CPU-only torch)
+  # bench/cpu_vs_pytorch.py's peer: torch with the OpenMP OpenBLAS, which
+  # follows torch.set_num_threads (the default pthreads one keeps a thread
+  # per core and fights torch's OpenMP pool on 2 threads). Installed beside
+  # it; the system default (libopenblas.so.0, libblas.so.3) stays pthreads.
+  libopenblas0-openmp
   neovim
 )
 
