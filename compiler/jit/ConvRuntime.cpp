@@ -28,6 +28,12 @@ using namespace modelc::jit;
 
 namespace {
 
+/// lastCreatedConvKernel()'s answer on this thread.
+std::string &lastCreated() {
+  thread_local std::string kernel;
+  return kernel;
+}
+
 /// One operand seen as rank 5 (N/G, G/O, C, H, W for the input; G, O, C, KH,
 /// KW for the weight; N, G, O, OH, OW for the output): an ungrouped rank-4
 /// operand gets a unit group dim.
@@ -238,24 +244,41 @@ void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copy
         dnnl::reorder::primitive_desc(engine, inner, engine, operand.user));
 }
 
-/// MODELC_CONV_LAYOUT: 0 unset or `auto`, 1 `onednn`, 2 `nChw16c`, 3
-/// `nChw8c` (read per call: it is part of the primitive cache's key).
+/// The conv kernels the runtime chooses between, by the names
+/// MODELC_CONV_LAYOUT takes: oneDNN's pick, its direct kernels on the
+/// channel-blocked layouts, and Winograd (3x3, stride 1: fewer
+/// multiplications, rounding within ~1e-6 of the output's scale).
+constexpr const char *kConvChoices[] = {"onednn", "nChw16c", "nChw8c", "winograd"};
+
+/// MODELC_CONV_LAYOUT: 0 unset or `auto`, else 1 + its index in
+/// kConvChoices (read per call: it is part of the primitive cache's key).
 int forcedConvLayout() {
   const char *forced = std::getenv("MODELC_CONV_LAYOUT");
   if (!forced)
     return 0;
-  std::string name = forced;
-  return name == "onednn" ? 1 : name == "nChw16c" ? 2 : name == "nChw8c" ? 3 : 0;
+  for (size_t i = 0; i < std::size(kConvChoices); ++i)
+    if (std::strcmp(forced, kConvChoices[i]) == 0)
+      return int(i) + 1;
+  return 0;
 }
 
-/// Which of `candidates` (the same conv in different layouts) runs: the one
-/// MODELC_CONV_LAYOUT names (`onednn`: oneDNN's pick, `nChw16c`, `nChw8c`;
-/// for tests and benchmarks), else the fastest here, each timed on scratch
-/// operands (a conv's time does not depend on its values), best of three
-/// runs. Once per shape and process.
-size_t fastestConv(const std::vector<dnnl::convolution_forward::primitive_desc> &candidates) {
-  if (int forced = forcedConvLayout(); forced > 0)
-    return size_t(forced - 1) < candidates.size() ? size_t(forced - 1) : 0;
+/// One way to run a conv: a name of kConvChoices and its primitive.
+struct ConvCandidate {
+  int choice;
+  dnnl::convolution_forward::primitive_desc pd;
+};
+
+/// Which of `candidates` runs: the one MODELC_CONV_LAYOUT names (for tests
+/// and benchmarks; the first when that one does not run here), else the
+/// fastest here, each timed on scratch operands (a conv's time does not
+/// depend on its values), best of three runs. Once per shape and process.
+size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
+  if (int forced = forcedConvLayout(); forced > 0) {
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (candidates[i].choice == forced - 1)
+        return i;
+    return 0;
+  }
   if (candidates.size() == 1)
     return 0;
   using dnnl::memory;
@@ -264,7 +287,7 @@ size_t fastestConv(const std::vector<dnnl::convolution_forward::primitive_desc> 
   size_t best = 0;
   double bestSeconds = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const dnnl::convolution_forward::primitive_desc &pd = candidates[i];
+    const dnnl::convolution_forward::primitive_desc &pd = candidates[i].pd;
     std::vector<std::unique_ptr<ThreadBuffer>> buffers;
     auto zeros = [&](const memory::desc &desc) {
       buffers.push_back(std::make_unique<ThreadBuffer>());
@@ -340,12 +363,25 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     // layouts, which oneDNN 2.6 does not pick for f32 on AVX-512 although
     // its direct kernel on them beat the pick (brgconv, channels last) 1.3-1.8x
     // on ResNet's 3x3 convs here; the fastest runs (fastestConv).
-    std::vector<std::pair<memory::desc, memory::desc>> layouts = {
-        {blockedInput ? any(entry->src.user) : entry->src.user, any(entry->dst.user)}};
-    if (blockedInput && !grouped)
-      for (memory::format_tag tag : {memory::format_tag::nChw16c, memory::format_tag::nChw8c})
-        layouts.emplace_back(memory::desc(srcSizes, memory::data_type::f32, tag),
-                             memory::desc(dstSizes, memory::data_type::f32, tag));
+    struct Layout {
+      int choice;
+      dnnl::algorithm algorithm;
+      memory::desc src, dst;
+    };
+    std::vector<Layout> layouts = {{0, dnnl::algorithm::convolution_direct,
+                                    blockedInput ? any(entry->src.user) : entry->src.user,
+                                    any(entry->dst.user)}};
+    if (blockedInput && !grouped) {
+      for (auto [choice, tag] :
+           {std::pair{1, memory::format_tag::nChw16c}, std::pair{2, memory::format_tag::nChw8c}})
+        layouts.push_back({choice, dnnl::algorithm::convolution_direct,
+                           memory::desc(srcSizes, memory::data_type::f32, tag),
+                           memory::desc(dstSizes, memory::data_type::f32, tag)});
+      // oneDNN declines what Winograd does not cover (not 3x3, strides,
+      // dilation, its ISA): then it is no candidate.
+      layouts.push_back(
+          {3, dnnl::algorithm::convolution_winograd, any(entry->src.user), any(entry->dst.user)});
+    }
     // As the lowering asks: accumulate into the output (sum post-op) or
     // overwrite it, the bias as the primitive's bias, then activations as
     // eltwise post-ops while each block is in cache.
@@ -361,22 +397,22 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     attr.set_post_ops(ops);
     // Each call brings its own scratchpad: concurrent calls share nothing.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    std::vector<dnnl::convolution_forward::primitive_desc> candidates;
-    for (auto &[src, dst] : layouts) {
+    std::vector<ConvCandidate> candidates;
+    for (const Layout &layout : layouts) {
       dnnl::convolution_forward::desc desc =
           p.bias ? dnnl::convolution_forward::desc(
-                       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                       weights, memory::desc({dstSizes[1]}, memory::data_type::f32, {1}), dst,
+                       dnnl::prop_kind::forward_inference, layout.algorithm, layout.src, weights,
+                       memory::desc({dstSizes[1]}, memory::data_type::f32, {1}), layout.dst,
                        strides, dilations, pads, pads)
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                   dnnl::algorithm::convolution_direct, src,
-                                                   weights, dst, strides, dilations, pads, pads);
+                                                   layout.algorithm, layout.src, weights,
+                                                   layout.dst, strides, dilations, pads, pads);
       try {
         dnnl::convolution_forward::primitive_desc candidate(desc, attr, cpuEngine());
         // oneDNN's reference kernel is 1000x slower than its pick: only a
         // last resort (the first layout), never a candidate of its own.
         if (candidates.empty() || std::strncmp(candidate.impl_info_str(), "ref", 3) != 0)
-          candidates.push_back(candidate);
+          candidates.push_back({layout.choice, candidate});
       } catch (const dnnl::error &) {
         // This machine has no kernel for that layout: not a candidate.
       }
@@ -387,15 +423,16 @@ std::unique_ptr<CachedConv> createConv(const View5 &in, const View5 &w, const Vi
     // nChw16c, which fastestConv (the conv alone) does not see: prefer the
     // candidates that take it so.
     if (p.srcBlocked || p.dstBlocked) {
-      std::vector<dnnl::convolution_forward::primitive_desc> chained;
-      for (const auto &candidate : candidates)
-        if ((!p.srcBlocked || candidate.src_desc() == srcBlocked16) &&
-            (!p.dstBlocked || candidate.dst_desc() == dstBlocked16))
+      std::vector<ConvCandidate> chained;
+      for (const ConvCandidate &candidate : candidates)
+        if ((!p.srcBlocked || candidate.pd.src_desc() == srcBlocked16) &&
+            (!p.dstBlocked || candidate.pd.dst_desc() == dstBlocked16))
           chained.push_back(candidate);
       if (!chained.empty())
         candidates = std::move(chained);
     }
-    const dnnl::convolution_forward::primitive_desc &pd = candidates[fastestConv(candidates)];
+    const dnnl::convolution_forward::primitive_desc &pd = candidates[fastestConv(candidates)].pd;
+    lastCreated() = pd.impl_info_str();
     prepareOperand(entry->src, pd.src_desc(), false);
     prepareOperand(entry->weights, pd.weights_desc(), false);
     entry->scratchpadBytes = pd.scratchpad_desc().get_size();
@@ -729,3 +766,5 @@ modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<f
   pool.stride[1] = poolStrideW;
   conv2dPool(input, weight, output, params, pool);
 }
+
+std::string modelc::jit::lastCreatedConvKernel() { return lastCreated(); }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 /// output += conv2d(input, weight) for f32 buffers of any strides, bound by
 /// the JIT to `_mlir_ciface_modelc_conv2d`, which `mdl-conv-to-runtime`
@@ -83,5 +84,14 @@ modelc_conv2d_pool_ciface(UnrankedMemRefType<float> *input, UnrankedMemRefType<f
 /// calls.
 extern "C" void modelc_to_blocked16_ciface(UnrankedMemRefType<float> *input,
                                            UnrankedMemRefType<float> *output);
+
+namespace modelc::jit {
+
+/// The oneDNN implementation the conv entries chose for the primitive they
+/// created last on this thread ("brgconv:avx512_core", "jit_wino_4x3:...";
+/// empty before the first, or without oneDNN): for tests and benchmarks.
+std::string lastCreatedConvKernel();
+
+} // namespace modelc::jit
 
 #endif // MODELC_JIT_CONVRUNTIME_H

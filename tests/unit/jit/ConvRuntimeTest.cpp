@@ -257,14 +257,30 @@ TEST(ConvRuntimeTest, ConvThenMaxPoolInOneCall) {
 // one) computes the same conv: oneDNN's pick and the channel-blocked ones,
 // plain and grouped, with accumulation.
 TEST(ConvRuntimeTest, EveryLayoutChoiceAgrees) {
-  for (const char *layout : {"onednn", "nChw16c", "nChw8c", "auto"}) {
+  for (const char *layout : {"onednn", "nChw16c", "nChw8c", "winograd", "auto"}) {
     SCOPED_TRACE(layout);
     ::setenv("MODELC_CONV_LAYOUT", layout, 1);
     checkConv({2, 1, 16, 9, 9, 32, 3, 3, {2, 2}, {1, 1}, {1, 1}}, true);
+    checkConv({3, 1, 16, 10, 7, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}}, false);
     checkConv({2, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}}, false);
     checkConv({2, 2, 8, 8, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}}, true);
   }
   ::unsetenv("MODELC_CONV_LAYOUT");
+}
+
+// Winograd (fewer multiplications for 3x3 stride-1 convs) is a candidate
+// where oneDNN has a kernel for it (AVX-512): forced, it is what runs, and
+// it computes the conv within the parity tolerance, bias and ReLU included.
+TEST(ConvRuntimeTest, WinogradRunsThreeByThreeConvsWhereTheCpuHasIt) {
+  ::setenv("MODELC_CONV_LAYOUT", "winograd", 1);
+  checkConv({1, 1, 64, 8, 8, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}}, true);
+  std::string kernel = lastCreatedConvKernel();
+  ::unsetenv("MODELC_CONV_LAYOUT");
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  if (!avx512)
+    GTEST_SKIP() << "no AVX-512: oneDNN has no Winograd kernel here (ran " << kernel << ")";
+  EXPECT_NE(kernel.find("wino"), std::string::npos) << kernel;
 }
 
 // mdl-conv-to-runtime keeps a tensor between convs in nChw16c: the input
@@ -276,7 +292,7 @@ TEST(ConvRuntimeTest, EveryLayoutChoiceAgrees) {
 // copies.
 TEST(ConvRuntimeTest, BlockedChainsMatchThePlainLayout) {
   for (bool broadcastWeights : {false, true})
-    for (const char *layout : {"auto", "onednn", "nChw16c", "nChw8c"}) {
+    for (const char *layout : {"auto", "onednn", "nChw16c", "nChw8c", "winograd"}) {
       SCOPED_TRACE(std::string(layout) + (broadcastWeights ? " broadcast weights" : ""));
       ::setenv("MODELC_CONV_LAYOUT", layout, 1);
       OwnedMemRef<float, 4> x({2, 16, 9, 9}), w1({32, 16, 3, 3}), w2({16, 32, 3, 3}),
