@@ -115,6 +115,16 @@ def cores_used(fn, x):
         return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
+def warn_without_openmp_openblas():
+    """Said before and after the table, where it cannot be missed."""
+    if not os.path.isdir(OPENBLAS_DIR):
+        print("warning: %s is missing (install libopenblas0-openmp, tools/install-deps.sh): "
+              "torch runs the pthreads OpenBLAS, limited to the row's threads through "
+              "openblas_set_num_threads, whose workers fight torch's OpenMP pool on 2 threads "
+              "(the MLP at batch 256: 3-4.5 ms against ~0.9 ms); the 2-thread peer is then "
+              "not at its best" % OPENBLAS_DIR)
+
+
 def check_cores(used, threads, what):
     """A peer on more cores than the row's thread count is not that row's peer."""
     if used > threads + 0.35:
@@ -393,12 +403,7 @@ def main():
         got = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else ""
         if probe.returncode == 0 and got.lower() == wanted.lower():
             core_types.append(wanted)
-    if not os.path.isdir(OPENBLAS_DIR):
-        print("warning: %s is missing (install libopenblas0-openmp, tools/install-deps.sh): "
-              "torch runs the pthreads OpenBLAS, limited to the row's threads through "
-              "openblas_set_num_threads, whose workers fight torch's OpenMP pool on 2 threads "
-              "(the MLP at batch 256: 3-4.5 ms against ~0.9 ms); the 2-thread peer is then "
-              "not at its best" % OPENBLAS_DIR)
+    warn_without_openmp_openblas()
     load = os.getloadavg()
     print("load average %.2f %.2f %.2f; %s; torch %s; OpenBLAS %s, core %s autodetected; "
           "forced core types that run: %s" % (load[0], load[1], load[2], cpu_model(),
@@ -431,12 +436,7 @@ def main():
         for what, batch, mib, wall in peak_rss(opts):
             print("peak RSS, LeNet-5 batch %d, %s: %.1f MiB (process wall %.0f ms)"
                   % (batch, what, mib, wall))
-    if not os.path.isdir(OPENBLAS_DIR):
-        print("warning: %s is missing (install libopenblas0-openmp, tools/install-deps.sh): "
-              "torch runs the pthreads OpenBLAS, limited to the row's threads through "
-              "openblas_set_num_threads, whose workers fight torch's OpenMP pool on 2 threads "
-              "(the MLP at batch 256: 3-4.5 ms against ~0.9 ms); the 2-thread peer is then "
-              "not at its best" % OPENBLAS_DIR)
+    warn_without_openmp_openblas()
     load = os.getloadavg()
     print("load average after: %.2f %.2f %.2f" % load)
     if opts.json:

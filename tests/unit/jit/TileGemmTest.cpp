@@ -8,12 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "jit/TileGemm.h"
+
+#include "JitTestUtils.h"
 #include "jit/ConstantWeights.h"
 #include "jit/GemmKernels.h"
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 using namespace modelc::jit;
@@ -21,11 +22,8 @@ using namespace modelc::jit;
 namespace {
 
 std::vector<float> randomValues(size_t count, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<float> values(count);
-  for (float &v : values)
-    v = dist(gen);
+  test::fillRandom(values, seed);
   return values;
 }
 
