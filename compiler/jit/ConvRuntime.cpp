@@ -271,7 +271,8 @@ struct ConvCandidate {
 /// Which of `candidates` runs: the one MODELC_CONV_LAYOUT names (for tests
 /// and benchmarks; the first when that one does not run here), else the
 /// fastest here, each timed on scratch operands (a conv's time does not
-/// depend on its values), best of three runs. Once per shape and process.
+/// depend on its values), best of the runs after the first. Once per shape
+/// and process.
 size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
   if (int forced = forcedConvLayout(); forced > 0) {
     for (size_t i = 0; i < candidates.size(); ++i)
@@ -303,12 +304,16 @@ size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
     if (pd.scratchpad_desc().get_size() > 0)
       args.emplace(DNNL_ARG_SCRATCHPAD, zeros(pd.scratchpad_desc()));
     dnnl::convolution_forward conv(pd);
-    for (int run = 0; run < 4; ++run) {
+    // At least four runs, and for small convs (batch 1: 50-100 µs, where
+    // one descheduling decides a best of three) up to ~2 ms of them.
+    double spent = 0;
+    for (int run = 0; run < 4 || (run < 40 && spent < 2e-3); ++run) {
       auto start = std::chrono::steady_clock::now();
       conv.execute(stream, args);
       stream.wait();
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      spent += seconds;
       if (seconds > 4 * bestSeconds) // not a contender; spend no more time
         break;
       if (run > 0 && seconds < bestSeconds) { // the first run warms up
