@@ -247,7 +247,7 @@ void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copy
 /// The conv kernels the runtime chooses between, by the names
 /// MODELC_CONV_LAYOUT takes: oneDNN's pick, its direct kernels on the
 /// channel-blocked layouts, and Winograd (3x3, stride 1: fewer
-/// multiplications, rounding within ~1e-6 of the output's scale).
+/// multiplications; its rounding measured at 1-3e-6 of the output's scale).
 constexpr const char *kConvChoices[] = {"onednn", "nChw16c", "nChw8c", "winograd"};
 
 /// MODELC_CONV_LAYOUT: 0 unset or `auto`, else 1 + its index in
