@@ -2,6 +2,8 @@
 
 #include "jit/TileGemm.h"
 
+#include "jit/ConstantWeights.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -41,7 +43,7 @@ struct Panel {
 /// B in panels of `width` columns (the last zero-padded): panel p holds
 /// columns [p * width, (p + 1) * width) as k rows of `width` floats.
 struct PackedB {
-  int64_t k = 0, n = 0, width = 0;
+  int64_t k = 0, width = 0;
   std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
 
   Panel panel(int64_t j0) const { return {data.get() + (j0 / width) * k * width, width}; }
@@ -54,7 +56,6 @@ int64_t roundUp(int64_t value, int64_t to) { return (value + to - 1) / to * to; 
 std::shared_ptr<PackedB> pack(const GemmProblem &p) {
   auto packed = std::make_shared<PackedB>();
   packed->k = p.k;
-  packed->n = p.n;
   packed->width = std::min(kPanelWidth, roundUp(p.n, 16));
   int64_t panels = roundUp(p.n, packed->width) / packed->width;
   size_t bytes = size_t(roundUp(panels * p.k * packed->width * int64_t(sizeof(float)), 64));
@@ -291,15 +292,7 @@ void setTileKernelsPortableForTesting(bool portable) { portableOnly().store(port
 size_t forgetTilePackedWeights(const void *data, size_t bytes) {
   PackedCopies &kept = packedCopies();
   std::lock_guard<std::mutex> lock(kept.mutex);
-  auto begin = reinterpret_cast<uintptr_t>(data);
-  size_t dropped = 0;
-  for (auto it = kept.copies.begin(); it != kept.copies.end();) {
-    uintptr_t start = reinterpret_cast<uintptr_t>(it->first);
-    bool inside = start >= begin && start - begin < bytes;
-    dropped += inside ? it->second.size() : 0;
-    it = inside ? kept.copies.erase(it) : std::next(it);
-  }
-  return dropped;
+  return eraseCopiesIn(kept.copies, data, bytes);
 }
 
 } // namespace modelc::jit
