@@ -2,6 +2,8 @@
 
 #include "jit/ConvRuntime.h"
 #include "jit/GemmKernels.h"
+#include "jit/RowConv.h"
+#include "jit/TileGemm.h"
 
 #include <algorithm>
 #include <array>
@@ -22,9 +24,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#endif
 
 using namespace modelc::jit;
-#endif
 
 namespace {
 
@@ -195,6 +197,48 @@ View5 contiguous(float *data, const std::array<int64_t, 5> &sizes) {
   return view;
 }
 
+/// The call as RowConv.h's problem (`pooled` read when `pool` is active).
+RowConvProblem rowProblem(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+                          const PoolParams &pool, const View5 &pooled) {
+  // Drops the unit group dim (rowConvApplies takes one group only).
+  auto operand = [](const View5 &view, int dropped) {
+    ConvOperand operand;
+    operand.data = view.data;
+    for (int d = 0, to = 0; d < 5; ++d) {
+      if (d == dropped)
+        continue;
+      operand.sizes[to] = view.sizes[size_t(d)];
+      operand.strides[to++] = view.strides[size_t(d)];
+    }
+    return operand;
+  };
+  RowConvProblem problem;
+  problem.input = operand(in, 1);
+  problem.weight = operand(w, 0);
+  problem.output = operand(out, 1);
+  for (int d = 0; d < 2; ++d) {
+    problem.stride[d] = p.stride[d];
+    problem.pad[d] = p.pad[d];
+    problem.dilation[d] = p.dilation[d];
+    problem.poolKernel[d] = pool.kernel[d];
+    problem.poolStride[d] = pool.stride[d];
+  }
+  problem.accumulate = p.accumulate;
+  problem.bias = p.bias;
+  modelc::jit::decodeEpilogue(p.activations, nullptr, 0, problem.activations);
+  if (pool.active())
+    problem.pooled = operand(pooled, 1);
+  return problem;
+}
+
+/// Whether the call can run on RowConv.h's kernel: one group, NCHW (not
+/// blocked) operands, and what rowConvApplies asks.
+bool rowsApply(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+               const PoolParams &pool, const View5 &pooled) {
+  return in.sizes[1] == 1 && w.sizes[0] == 1 && !p.srcBlocked && !p.dstBlocked &&
+         rowConvApplies(rowProblem(in, w, out, p, pool, pooled));
+}
+
 #if MODELC_HAVE_DNNL
 
 /// One operand as the caller holds it (`user`) and as the primitive reads
@@ -219,6 +263,8 @@ struct CachedConv {
   std::unique_ptr<dnnl::pooling_forward> pool;
   Operand pooled;
   size_t scratchpadBytes = 0;
+  /// RowConv.h's kernel runs the call instead (chooseRows).
+  bool rows = false;
 };
 
 /// The group and channel dims merged (oneDNN's NCHW has one channel dim);
@@ -247,8 +293,10 @@ void prepareOperand(Operand &operand, const dnnl::memory::desc &inner, bool copy
 /// The conv kernels the runtime chooses between, by the names
 /// MODELC_CONV_LAYOUT takes: oneDNN's pick, its direct kernels on the
 /// channel-blocked layouts, and Winograd (3x3, stride 1: fewer
-/// multiplications; its rounding measured at 1-3e-6 of the output's scale).
-constexpr const char *kConvChoices[] = {"onednn", "nChw16c", "nChw8c", "winograd"};
+/// multiplications; its rounding measured at 1-3e-6 of the output's scale),
+/// and modelc's own kernel vectorised on rows (RowConv.h).
+constexpr const char *kConvChoices[] = {"onednn", "nChw16c", "nChw8c", "winograd", "rows"};
+constexpr int kRowsChoice = 4;
 
 /// MODELC_CONV_LAYOUT: 0 unset or `auto`, else 1 + its index in
 /// kConvChoices (read per call: it is part of the primitive cache's key).
@@ -490,26 +538,10 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
   return key;
 }
 
-const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
-                             const PoolParams &pool, const View5 &pooled) {
-  static std::mutex mutex;
-  static std::map<std::vector<int64_t>, std::unique_ptr<CachedConv>> cache;
-  std::vector<int64_t> key = cacheKey(in, w, out, p, pool, pooled);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = cache[key];
-  if (!slot)
-    slot = createConv(in, w, out, p, pool, pooled);
-  return *slot; // entries are never erased, so the reference stays valid
-}
-
 /// The conv (and the pooling, when `pool` is active: then `out` only gives
-/// the conv output's dims and `pooled` is written); false when oneDNN
-/// declined.
-bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
-                 const PoolParams &pool, const View5 &pooled) {
-  const CachedConv &conv = lookupConv(in, w, out, p, pool, pooled);
-  if (!conv.primitive)
-    return false;
+/// the conv output's dims and `pooled` is written) on `conv`'s primitives.
+void runPrimitives(const CachedConv &conv, const View5 &in, const View5 &w, const View5 &out,
+                   const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
   thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer, pooledBuffer;
   dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = threadStream();
@@ -558,6 +590,87 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
       conv.pooled.toUser->execute(stream, pooledInner, pooledUser);
   }
   stream.wait();
+}
+
+/// A view of `view`'s sizes and strides over a zeroed buffer of `storage`.
+View5 scratchLike(const View5 &view, std::vector<float> &storage) {
+  int64_t span = 1;
+  for (int d = 0; d < 5; ++d)
+    span += (view.sizes[size_t(d)] - 1) * view.strides[size_t(d)];
+  storage.assign(size_t(span), 0.0f);
+  View5 scratch = view;
+  scratch.data = storage.data();
+  return scratch;
+}
+
+/// Whether RowConv.h's kernel runs the call instead of `entry`'s
+/// primitives: where it applies and MODELC_CONV_LAYOUT names it or oneDNN
+/// declined, or, where channels are few (fewer than 16 in, or outputs not a
+/// multiple of 16: oneDNN's blocks are then partly padding), it is faster
+/// than the whole primitive path (reorders and pooling included), each
+/// timed on scratch outputs as fastestConv times.
+bool chooseRows(const CachedConv &entry, const View5 &in, const View5 &w, const View5 &out,
+                const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
+  if (!rowsApply(in, w, out, p, pool, pooled))
+    return false;
+  int forced = forcedConvLayout();
+  if (forced == kRowsChoice + 1 || !entry.primitive)
+    return true;
+  if (forced > 0 || (in.sizes[2] >= 16 && w.sizes[1] % 16 == 0))
+    return false;
+  std::vector<float> outStorage, pooledStorage;
+  View5 scratchOut = pool.active() ? out : scratchLike(out, outStorage);
+  View5 scratchPooled = pool.active() ? scratchLike(pooled, pooledStorage) : pooled;
+  RowConvProblem problem = rowProblem(in, w, scratchOut, p, pool, scratchPooled);
+  auto seconds = [](auto run) {
+    auto start = std::chrono::steady_clock::now();
+    run();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Interleaved, best of the runs after the first, ~2 ms of each side.
+  double rows = std::numeric_limits<double>::infinity(), primitives = rows, spent = 0;
+  for (int run = 0; run < 4 || (run < 40 && spent < 4e-3); ++run) {
+    double rowsRun = seconds([&] { rowConv(problem); });
+    double primitivesRun =
+        seconds([&] { runPrimitives(entry, in, w, scratchOut, p, pool, scratchPooled); });
+    spent += rowsRun + primitivesRun;
+    if (run > 0) {
+      rows = std::min(rows, rowsRun);
+      primitives = std::min(primitives, primitivesRun);
+    }
+  }
+  return rows < primitives;
+}
+
+const CachedConv &lookupConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+                             const PoolParams &pool, const View5 &pooled) {
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, std::unique_ptr<CachedConv>> cache;
+  std::vector<int64_t> key = cacheKey(in, w, out, p, pool, pooled);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &slot = cache[key];
+  if (!slot) {
+    slot = createConv(in, w, out, p, pool, pooled);
+    slot->rows = chooseRows(*slot, in, w, out, p, pool, pooled);
+    if (slot->rows)
+      lastCreated() = tileKernelsUseAvx512() ? "rows:avx512" : "rows:portable";
+  }
+  return *slot; // entries are never erased, so the reference stays valid
+}
+
+/// The conv (and the pooling, when `pool` is active: then `out` only gives
+/// the conv output's dims and `pooled` is written); false when oneDNN
+/// declined and RowConv.h's kernel does not apply.
+bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvParams &p,
+                 const PoolParams &pool, const View5 &pooled) {
+  const CachedConv &conv = lookupConv(in, w, out, p, pool, pooled);
+  if (conv.rows) {
+    rowConv(rowProblem(in, w, out, p, pool, pooled));
+    return true;
+  }
+  if (!conv.primitive)
+    return false;
+  runPrimitives(conv, in, w, out, p, pool, pooled);
   return true;
 }
 
@@ -629,6 +742,9 @@ void conv2d(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *weight,
 #if MODELC_HAVE_DNNL
   if (in.sizes[2] != 0 && runConv(in, w, out, params))
     return;
+#else
+  if (rowsApply(in, w, out, params, {}, {}))
+    return rowConv(rowProblem(in, w, out, params, {}, {}));
 #endif
   // The loops read and write NCHW: blocked operands go through copies.
   auto plainCopy = [](const View5 &blocked, std::vector<float> &storage) {
@@ -676,6 +792,9 @@ void conv2dPool(UnrankedMemRefType<float> *input, UnrankedMemRefType<float> *wei
 #if MODELC_HAVE_DNNL
   if (in.sizes[2] != 0 && runConv(in, w, out, params, pool, pooled))
     return;
+#else
+  if (rowsApply(in, w, out, params, pool, pooled))
+    return rowConv(rowProblem(in, w, out, params, pool, pooled));
 #endif
   std::vector<float> convOut(size_t(out.sizes[0] * out.strides[0]));
   out.data = convOut.data();
