@@ -319,8 +319,12 @@ struct ConvCandidate {
 /// Which of `candidates` runs: the one MODELC_CONV_LAYOUT names (for tests
 /// and benchmarks; the first when that one does not run here), else the
 /// fastest here, each timed on scratch operands (a conv's time does not
-/// depend on its values), best of the runs after the first. Once per shape
-/// and process.
+/// depend on its values), best of its runs after the first. The candidates
+/// take turns, one run each per round, so that a slow spell of the machine
+/// (a neighbour, a frequency change) falls on all of them rather than on
+/// one candidate's whole turn: Winograd's kernels for ResNet's 8x8 conv are
+/// 52-86 µs apart, and one after the other the choice between them changed
+/// from process to process. Once per shape and process.
 size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
   if (int forced = forcedConvLayout(); forced > 0) {
     for (size_t i = 0; i < candidates.size(); ++i)
@@ -333,43 +337,63 @@ size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
   using dnnl::memory;
   dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = threadStream();
-  size_t best = 0;
-  double bestSeconds = std::numeric_limits<double>::infinity();
+  struct Timed {
+    dnnl::convolution_forward conv;
+    std::unordered_map<int, memory> args;
+    std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+    double best = std::numeric_limits<double>::infinity();
+    bool contender = true;
+  };
+  std::vector<Timed> timed(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const dnnl::convolution_forward::primitive_desc &pd = candidates[i].pd;
-    std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+    Timed &t = timed[i];
     auto zeros = [&](const memory::desc &desc) {
-      buffers.push_back(std::make_unique<ThreadBuffer>());
-      void *data = buffers.back()->get(desc.get_size());
+      t.buffers.push_back(std::make_unique<ThreadBuffer>());
+      void *data = t.buffers.back()->get(desc.get_size());
       std::memset(data, 0, desc.get_size());
       return memory(desc, engine, data);
     };
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, zeros(pd.src_desc())},
-                                            {DNNL_ARG_WEIGHTS, zeros(pd.weights_desc())},
-                                            {DNNL_ARG_DST, zeros(pd.dst_desc())}};
+    t.args = {{DNNL_ARG_SRC, zeros(pd.src_desc())},
+              {DNNL_ARG_WEIGHTS, zeros(pd.weights_desc())},
+              {DNNL_ARG_DST, zeros(pd.dst_desc())}};
     if (pd.bias_desc().get_size() > 0)
-      args.emplace(DNNL_ARG_BIAS, zeros(pd.bias_desc()));
+      t.args.emplace(DNNL_ARG_BIAS, zeros(pd.bias_desc()));
     if (pd.scratchpad_desc().get_size() > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, zeros(pd.scratchpad_desc()));
-    dnnl::convolution_forward conv(pd);
-    // At least four runs, and for small convs (batch 1: 50-100 µs, where
-    // one descheduling decides a best of three) up to ~2 ms of them.
-    double spent = 0;
-    for (int run = 0; run < 4 || (run < 40 && spent < 2e-3); ++run) {
+      t.args.emplace(DNNL_ARG_SCRATCHPAD, zeros(pd.scratchpad_desc()));
+    t.conv = dnnl::convolution_forward(pd);
+  }
+  // At least four rounds, and for small convs (batch 1: 50-100 µs, where
+  // one descheduling decides a best of three) up to ~2 ms per contender.
+  double spent = 0, fastest = std::numeric_limits<double>::infinity();
+  for (int round = 0; round < 4 || (round < 40 && spent < 2e-3); ++round) {
+    int contenders = 0;
+    double roundSeconds = 0;
+    for (Timed &t : timed) {
+      if (!t.contender)
+        continue;
       auto start = std::chrono::steady_clock::now();
-      conv.execute(stream, args);
+      t.conv.execute(stream, t.args);
       stream.wait();
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      spent += seconds;
-      if (seconds > 4 * bestSeconds) // not a contender; spend no more time
-        break;
-      if (run > 0 && seconds < bestSeconds) { // the first run warms up
-        bestSeconds = seconds;
-        best = i;
-      }
+      roundSeconds += seconds;
+      ++contenders;
+      if (round > 0) // the first run warms up
+        t.best = std::min(t.best, seconds);
+    }
+    spent += roundSeconds / std::max(1, contenders);
+    if (round > 0) {
+      for (const Timed &t : timed)
+        fastest = std::min(fastest, t.best);
+      for (Timed &t : timed) // not a contender: spend no more time on it
+        t.contender = t.contender && t.best <= 4 * fastest;
     }
   }
+  size_t best = 0;
+  for (size_t i = 1; i < timed.size(); ++i)
+    if (timed[i].best < timed[best].best)
+      best = i;
   return best;
 }
 
