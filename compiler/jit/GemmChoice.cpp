@@ -275,42 +275,76 @@ double secondsOf(const std::function<void()> &fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The fastest of `kernel`'s runs of `problem` into a scratch copy of c
-/// (infinity when the kernel declines the operands): two untimed runs (the
-/// first creates primitives and packs, the second wakes the OpenMP team),
-/// then ~5 ms of timed ones, at least five.
-double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
-  std::vector<float> scratch(size_t(problem.m * problem.n));
-  GemmProblem trial = problem;
-  trial.c = scratch.data();
-  trial.ldc = problem.n;
-  for (int64_t i = 0; i < problem.m; ++i)
-    std::copy_n(problem.c + i * problem.ldc, problem.n, scratch.data() + i * problem.n);
-  if (!runGemmKernel(kernel, trial))
-    return INFINITY;
-  double warm = secondsOf([&] { runGemmKernel(kernel, trial); });
-  int reps = int(std::clamp(0.005 / std::max(warm, 1e-7), 5.0, 50.0));
+/// One kernel's timed runs of a problem into a scratch copy of c.
+struct Trial {
+  GemmKernel kernel = GemmKernel::Loops;
+  GemmProblem problem;
+  std::vector<float> scratch;
+  int reps = 0;
   double fastest = INFINITY;
-  for (int r = 0; r < reps; ++r)
-    fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, trial); }));
-  return fastest;
+
+  /// Two untimed runs (the first creates primitives and packs, the second
+  /// wakes the OpenMP team) and `reps` for ~5 ms of timed ones, at least
+  /// five; false when the kernel declines the operands.
+  bool prepare(GemmKernel chosen, const GemmProblem &original) {
+    kernel = chosen;
+    scratch.resize(size_t(original.m * original.n));
+    problem = original;
+    problem.c = scratch.data();
+    problem.ldc = original.n;
+    for (int64_t i = 0; i < original.m; ++i)
+      std::copy_n(original.c + i * original.ldc, original.n, scratch.data() + i * original.n);
+    if (!runGemmKernel(kernel, problem))
+      return false;
+    double warm = secondsOf([&] { runGemmKernel(kernel, problem); });
+    reps = int(std::clamp(0.005 / std::max(warm, 1e-7), 5.0, 50.0));
+    return true;
+  }
+  void timeOnce() {
+    fastest = std::min(fastest, secondsOf([&] { runGemmKernel(kernel, problem); }));
+  }
+};
+
+/// The fastest of `kernel`'s runs of `problem` (infinity when the kernel
+/// declines the operands).
+double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
+  Trial trial;
+  if (!trial.prepare(kernel, problem))
+    return INFINITY;
+  for (int r = 0; r < trial.reps; ++r)
+    trial.timeOnce();
+  return trial.fastest;
 }
 
-/// Times each library kernel on the call's operands; the fastest by minimum
-/// time wins. About 5 ms per kernel for small products, a few calls for
-/// large ones.
+/// Times each library kernel on the call's operands (Trial); the fastest
+/// by minimum time wins: about 5 ms per kernel for small products, a few
+/// calls for large ones. The kernels take turns, one timed run each per
+/// round, so that a slow spell of the machine falls on all of them rather
+/// than on one kernel's whole turn.
 GemmKernel measure(const GemmProblem &problem) {
-  GemmKernel best = GemmKernel::Loops;
-  double bestTime = INFINITY;
+  std::vector<Trial> trials;
   for (GemmKernel kernel : availableGemmKernels()) {
     if (kernel == GemmKernel::Loops)
       continue;
-    double seconds = bestSeconds(kernel, problem);
-    if (seconds < bestTime) {
-      bestTime = seconds;
-      best = kernel;
-    }
+    // Each trial's problem points into its own scratch buffer, which a
+    // move of the vector keeps.
+    if (!trials.emplace_back().prepare(kernel, problem))
+      trials.pop_back();
   }
+  int rounds = 0;
+  for (const Trial &t : trials)
+    rounds = std::max(rounds, t.reps);
+  for (int round = 0; round < rounds; ++round)
+    for (Trial &t : trials)
+      if (round < t.reps)
+        t.timeOnce();
+  GemmKernel best = GemmKernel::Loops;
+  double bestTime = INFINITY;
+  for (const Trial &t : trials)
+    if (t.fastest < bestTime) {
+      bestTime = t.fastest;
+      best = t.kernel;
+    }
   return best;
 }
 
