@@ -728,6 +728,46 @@ static __device__ __forceinline__ void mdl_gemm_tile_half(int64_t M, int64_t N, 
       M, N, kBegin, kEnd, row0, col0, widenA, widenB, store);
 #endif
 }
+
+// The (n, oh, ow) of output pixel `column` of a conv's implicit GEMM, kept
+// between calls by one thread: the tiles' slice loaders ask for the same
+// column at every slice (SIMT, TF32) or for the next one (the half tile's
+// 8-column chunks), and so do the stores, so the divisions by the runtime
+// OH and OW run about once per thread rather than once per loaded element
+// (three 64-bit divisions for every element were most of the conv's
+// instructions). 32-bit divisions where the pixels fit.
+struct MdlPixel {
+  int64_t column = -1, n = 0, oh = 0, ow = 0; // column -1: none yet
+  __device__ __forceinline__ void seek(int64_t to, int64_t OH, int64_t OW) {
+    if (to == column)
+      return;
+    if (column >= 0 && to == column + 1) {
+      column = to;
+      if (++ow == OW) {
+        ow = 0;
+        if (++oh == OH) {
+          oh = 0;
+          ++n;
+        }
+      }
+      return;
+    }
+    column = to;
+    const int64_t pixels = OH * OW;
+    if (to <= 0x7fffffff && pixels <= 0x7fffffff) {
+      const uint32_t c = (uint32_t)to, hw = (uint32_t)pixels, w = (uint32_t)OW;
+      const uint32_t image = c / hw, rest = c - image * hw, row = rest / w;
+      n = image;
+      oh = row;
+      ow = rest - row * w;
+    } else {
+      n = to / pixels;
+      const int64_t rest = to - n * pixels;
+      oh = rest / OW;
+      ow = rest - oh * OW;
+    }
+  }
+};
 )";
 }
 

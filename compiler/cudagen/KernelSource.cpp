@@ -987,6 +987,8 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     // blockIdx.z is the group, or the slice of K of a split GEMM (one group).
     w.line(v.mayTakeSplits() ? "const int64_t group = 0;" : "const int64_t group = blockIdx.z;");
     emitKSlice(w, v);
+    w.line("// this thread's last loaded and stored pixels (MdlPixel)");
+    w.line("MdlPixel loaded, stored;");
     w.line(llvm::formatv(
         "{0}(", gemmTileCall(v.tile, weightLayout, im2colLayout, accType, cType(input.dtype))));
     w.line(llvm::formatv("    OG, columns, kBegin, kEnd, blockIdx.y * (int64_t){0}, blockIdx.x * "
@@ -1004,8 +1006,16 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     w.line(onHalf ? "    [&](int64_t k, int64_t column) -> const uint16_t * {"
                   : "    [&](int64_t k, int64_t column) {");
     w.setDepth(4);
-    w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
-    w.line("const int64_t c = k / (KH * KW), r = k / KW % KH, s = k % KW;");
+    w.line("loaded.seek(column, OH, OW);");
+    w.line("const int64_t n = loaded.n, oh = loaded.oh, ow = loaded.ow;");
+    // (c, r, s) of k: divisions by constants when the kernel's extent is
+    // static, in 32 bits when the reduction fits.
+    std::optional<int64_t> staticK = reduction.constant();
+    if (staticK && *staticK <= INT32_MAX && kh.isConstant() && kw.isConstant())
+      w.line("const int kk = (int)k, c = kk / (int)(KH * KW), r = kk / (int)KW % (int)KH, "
+             "s = kk % (int)KW;");
+    else
+      w.line("const int64_t c = k / (KH * KW), r = k / KW % KH, s = k % KW;");
     w.line(llvm::formatv("const int64_t ih = oh * {0} - {1} + r * {2}, iw = ow * {3} - {4} + s * "
                          "{5};",
                          p.strideH, p.padH, p.dilationH, p.strideW, p.padW, p.dilationW));
@@ -1019,7 +1029,8 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
     w.line("  },");
     w.line(llvm::formatv("  [&](int64_t oc, int64_t column, {0} acc) {{", accType));
     w.setDepth(3);
-    w.line("const int64_t n = column / (OH * OW), oh = column / OW % OH, ow = column % OW;");
+    w.line("stored.seek(column, OH, OW);");
+    w.line("const int64_t n = stored.n, oh = stored.oh, ow = stored.ow;");
     w.line("const int64_t channel = group * OG + oc;");
     w.line("const int64_t i = ((n * O + channel) * OH + oh) * OW + ow;");
     storePartialSum(w, v, partial, "i");
