@@ -456,7 +456,7 @@ private:
       return "!" + x;
     if (op == "abs")
       return fn("fabs") + "(" + x + ")";
-    return fn(op) + "(" + x + ")"; // tanh exp log sqrt
+    return fn(op) + "(" + x + ")"; // tanh exp log sqrt sin cos
   }
 
   static std::string binary(llvm::StringRef op, DType t, const std::string &a,

@@ -818,7 +818,8 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
                 mlir::mdl::PowOp, mlir::mdl::MaxOp, mlir::mdl::MinOp, mlir::mdl::CmpOp,
                 mlir::mdl::WhereOp, mlir::mdl::ReluOp, mlir::mdl::GeluOp, mlir::mdl::SiluOp,
                 mlir::mdl::TanhOp, mlir::mdl::SigmoidOp, mlir::mdl::ExpOp, mlir::mdl::LogOp,
-                mlir::mdl::SqrtOp, mlir::mdl::NegOp, mlir::mdl::AbsOp, mlir::mdl::CastOp>(op) ||
+                mlir::mdl::SqrtOp, mlir::mdl::SinOp, mlir::mdl::CosOp, mlir::mdl::NegOp,
+                mlir::mdl::AbsOp, mlir::mdl::CastOp>(op) ||
       llvm::is_contained({"rem", "and", "or", "not"}, op->getName().stripDialect()))
     return planElementwise(op);
 

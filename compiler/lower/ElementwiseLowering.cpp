@@ -231,6 +231,10 @@ template <typename OpTy> Value unaryScalar(OpBuilder &b, Location loc, Value x) 
       return math::ExpOp::create(b, loc, x);
     } else if constexpr (std::is_same_v<OpTy, LogOp>) {
       return math::LogOp::create(b, loc, x);
+    } else if constexpr (std::is_same_v<OpTy, SinOp>) {
+      return math::SinOp::create(b, loc, x);
+    } else if constexpr (std::is_same_v<OpTy, CosOp>) {
+      return math::CosOp::create(b, loc, x);
     } else {
       static_assert(std::is_same_v<OpTy, SqrtOp>);
       return math::SqrtOp::create(b, loc, x);
@@ -402,7 +406,8 @@ void populateElementwisePatterns(TypeConverter &converter, RewritePatternSet &pa
                LowerWith<GeluOp, lowerUnary<GeluOp>>, LowerWith<SiluOp, lowerUnary<SiluOp>>,
                LowerWith<TanhOp, lowerUnary<TanhOp>>, LowerWith<SigmoidOp, lowerUnary<SigmoidOp>>,
                LowerWith<ExpOp, lowerUnary<ExpOp>>, LowerWith<LogOp, lowerUnary<LogOp>>,
-               LowerWith<SqrtOp, lowerUnary<SqrtOp>>, LowerWith<NegOp, lowerUnary<NegOp>>,
+               LowerWith<SqrtOp, lowerUnary<SqrtOp>>, LowerWith<SinOp, lowerUnary<SinOp>>,
+               LowerWith<CosOp, lowerUnary<CosOp>>, LowerWith<NegOp, lowerUnary<NegOp>>,
                LowerWith<AbsOp, lowerUnary<AbsOp>>, LowerWith<CastOp, lowerCast>,
                LowerWith<TransferOp, lowerTransfer>, LowerWith<ZerosOp, lowerFill<ZerosOp>>,
                LowerWith<OnesOp, lowerFill<OnesOp>>, LowerWith<FullOp, lowerFill<FullOp>>,

@@ -53,7 +53,8 @@ Operation *epilogueOf(Value value) {
   Operation *user = *value.getUsers().begin();
   if (!isa<mdl::AddOp, mdl::SubOp, mdl::MulOp, mdl::DivOp, mdl::MaxOp, mdl::MinOp, mdl::PowOp,
            mdl::ReluOp, mdl::GeluOp, mdl::SiluOp, mdl::TanhOp, mdl::SigmoidOp, mdl::ExpOp,
-           mdl::LogOp, mdl::SqrtOp, mdl::NegOp, mdl::AbsOp, mdl::BatchNormOp>(user) ||
+           mdl::LogOp, mdl::SqrtOp, mdl::SinOp, mdl::CosOp, mdl::NegOp, mdl::AbsOp,
+           mdl::BatchNormOp>(user) ||
       user->getNumResults() != 1)
     return nullptr;
   auto type = cast<RankedTensorType>(value.getType());

@@ -103,6 +103,9 @@ def Mdl_SigmoidOp : Mdl_UnaryOp<"sigmoid">;
 def Mdl_ExpOp : Mdl_UnaryOp<"exp">;
 def Mdl_LogOp : Mdl_UnaryOp<"log">;
 def Mdl_SqrtOp : Mdl_UnaryOp<"sqrt">;
+// sin, cos: radians, C's sinf/cosf (sin/cos for f64) on both back ends.
+def Mdl_SinOp : Mdl_UnaryOp<"sin">;
+def Mdl_CosOp : Mdl_UnaryOp<"cos">;
 // neg, abs: integers wrap: -MIN and abs(MIN) are MIN (mdl_ineg, mdl_iabs).
 def Mdl_NegOp : Mdl_UnaryOp<"neg">;
 def Mdl_AbsOp : Mdl_UnaryOp<"abs">;

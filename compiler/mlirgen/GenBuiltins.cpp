@@ -273,6 +273,10 @@ GenValue Generator::genBuiltin(llvm::StringRef name, const ast::CallExpr &call,
     return unary(mlir::mdl::LogOp());
   if (name == "sqrt")
     return unary(mlir::mdl::SqrtOp());
+  if (name == "sin")
+    return unary(mlir::mdl::SinOp());
+  if (name == "cos")
+    return unary(mlir::mdl::CosOp());
   if (name == "abs")
     return unary(mlir::mdl::AbsOp());
   if (name == "neg")

@@ -37,6 +37,8 @@ enum class BI {
   Exp,
   Log,
   Sqrt,
+  Sin,
+  Cos,
   Abs,
   Neg,
   Sum,

@@ -326,6 +326,8 @@ Value BuiltinCall::typeRule(const Device *placement, const DeviceOrigin *placeme
   case BI::Exp:
   case BI::Log:
   case BI::Sqrt:
+  case BI::Sin:
+  case BI::Cos:
   case BI::Dropout:
     return elementwise(true);
   case BI::Sum:

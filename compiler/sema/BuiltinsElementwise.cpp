@@ -18,8 +18,8 @@ namespace modelc::sema::detail {
 Value BuiltinCall::elementwise(bool floatOnly) {
   namespace P = slot::relu;
   static_assert(slot::same(P::x, slot::gelu::x, slot::silu::x, slot::tanh::x, slot::sigmoid::x,
-                           slot::exp::x, slot::log::x, slot::sqrt::x, slot::abs::x, slot::neg::x,
-                           slot::dropout::x));
+                           slot::exp::x, slot::log::x, slot::sqrt::x, slot::sin::x, slot::cos::x,
+                           slot::abs::x, slot::neg::x, slot::dropout::x));
   const Value *x = tensor(P::x);
   if (!x)
     return failed();

@@ -31,9 +31,9 @@ KEYWORDS = {
     "i32", "i64", "in", "inf",
 }
 BUILTINS = {
-    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "neg", "sum", "mean",
-    "max", "min", "softmax", "log_softmax", "reshape", "flatten", "transpose", "permute",
-    "unsqueeze", "squeeze", "concat", "stack", "conv2d", "max_pool2d", "avg_pool2d",
+    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "sin", "cos", "abs", "neg",
+    "sum", "mean", "max", "min", "softmax", "log_softmax", "reshape", "flatten", "transpose",
+    "permute", "unsqueeze", "squeeze", "concat", "stack", "conv2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "layer_norm", "batch_norm", "embedding", "gather", "index_select",
     "where", "cross_entropy", "nll_loss", "zeros", "ones", "full", "randn", "arange", "eye",
     "cast", "to", "dropout", "matmul", "nn", "conv1d", "conv_transpose2d", "group_norm",
@@ -65,10 +65,10 @@ UNARY = {
     torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid", torch.tanh: "tanh",
     F.gelu: "gelu", F.silu: "silu", torch.exp: "exp", torch.log: "log", torch.sqrt: "sqrt",
     torch.abs: "abs", torch.neg: "neg", operator.neg: "neg", torch.sigmoid: "sigmoid",
-    F.sigmoid: "sigmoid", F.tanh: "tanh",
+    F.sigmoid: "sigmoid", F.tanh: "tanh", torch.sin: "sin", torch.cos: "cos",
 }
 UNARY_METHODS = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "log": "log",
-                 "sqrt": "sqrt", "abs": "abs", "neg": "neg"}
+                 "sqrt": "sqrt", "abs": "abs", "neg": "neg", "sin": "sin", "cos": "cos"}
 IDENTITY_METHODS = {"contiguous", "clone", "detach"}
 STATELESS_LAYERS = {
     "ReLU": "relu", "GELU": "gelu", "SiLU": "silu", "Tanh": "tanh", "Sigmoid": "sigmoid",

@@ -86,7 +86,8 @@ def float_reference(x, y):
         relu = np.where(np.isnan(x), x, np.where(x > 0, x, t(0)))
         return np.array([x + y, x - y, x * y, x / y, rem_, np.power(x, y), -x, np.abs(x), relu,
                          gelu, x * sigmoid, sigmoid, np.tanh(x), np.exp(x), np.log(x),
-                         np.sqrt(x), np.where(x < y, x, y)], dtype=x.dtype)
+                         np.sqrt(x), np.where(x < y, x, y), np.sin(x), np.cos(x)],
+                        dtype=x.dtype)
 
 
 def randn_reference(n, seed):

@@ -157,7 +157,7 @@ def compute(fn, a):
     unary = {
         "relu_": lambda v: max(v, 0.0), "gelu_": gelu, "silu_": lambda v: v * sigmoid(v),
         "tanh_": math.tanh, "sigmoid_": sigmoid, "exp_": math.exp, "log_": math.log,
-        "sqrt_": math.sqrt, "abs_": abs, "neg_": lambda v: -2 * v, "pow_": lambda v: v * v,
+        "sqrt_": math.sqrt, "sin_": math.sin, "cos_": math.cos, "abs_": abs, "neg_": lambda v: -2 * v, "pow_": lambda v: v * v,
         "to_": lambda v: v, "zeros_": lambda v: v + 1.5, "cast_": lambda v: v,
     }
     if fn in unary:
