@@ -30,7 +30,7 @@ namespace {
 constexpr const char *kSource = R"mdl(
 model Every<D: device>(n: int) {
   fn unary(x: f32[B, n] @ D) -> f32[B, n] @ D {
-    return dropout(neg(abs(sqrt(log(exp(sigmoid(tanh(silu(gelu(relu(x)))))))))), p: 0.1)
+    return dropout(neg(abs(cos(sin(sqrt(log(exp(sigmoid(tanh(silu(gelu(relu(x)))))))))))), p: 0.1)
   }
   fn reduce(x: f32[B, n, 3] @ D) -> (f32[B, 3] @ D, f32[B, n, 1] @ D, f32[B, n] @ D, f32[] @ D,
                                      f32[B, n, 3] @ D, f32[B, n, 3] @ D) {
