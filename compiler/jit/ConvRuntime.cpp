@@ -701,8 +701,9 @@ bool executeConv(const View5 &in, const View5 &w, const View5 &out, const ConvPa
 /// Whether a conv runs on the calling thread. Small convs do and large
 /// ones do not (RuntimeThreads.h); in between (1M-16M multiply-adds, more
 /// than one thread) it is measured per shape and process (first call and
-/// again later, ThreadDecision) on the call's own operands, serial against parallel (warm runs,
-/// best of three), parallel kept when 10% faster, as products do (GemmChoice.cpp). A conv that
+/// again later, ThreadDecision) on the call's own operands, serial against parallel (taking
+/// turns, best of three warm runs each), parallel kept when 10% faster, as products do
+/// (GemmChoice.cpp). A conv that
 /// accumulates into its output is not run twice: the threshold decides.
 bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 &out,
                       const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
@@ -716,22 +717,23 @@ bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 
   ThreadDecision &decision = decisions[cacheKey(in, w, out, p, pool, pooled)];
   if (!decision.measureNow())
     return decision.serial;
-  auto best = [&](bool serial) {
-    SerialScope scope(serial);
-    double fastest = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < 5; ++run) {
+  // Both ways take turns, a run each per round, so that a transient falls
+  // on both; the first two rounds create the primitives and wake the
+  // threads.
+  double fastest[2] = {std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity()};
+  for (int round = 0; round < 5; ++round)
+    for (bool serial : {true, false}) {
+      SerialScope scope(serial);
       auto start = std::chrono::steady_clock::now();
       if (!executeConv(in, w, out, p, pool, pooled))
-        return fastest;
+        return true;
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (run >= 2) // the first runs create the primitive and wake the threads
-        fastest = std::min(fastest, seconds);
+      if (round >= 2)
+        fastest[serial] = std::min(fastest[serial], seconds);
     }
-    return fastest;
-  };
-  double serial = best(true), parallel = best(false);
-  decision.serial = !(parallel < 0.9 * serial);
+  decision.serial = !(fastest[false] < 0.9 * fastest[true]);
   return decision.serial;
 }
 

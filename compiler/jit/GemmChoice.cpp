@@ -305,17 +305,6 @@ struct Trial {
   }
 };
 
-/// The fastest of `kernel`'s runs of `problem` (infinity when the kernel
-/// declines the operands).
-double bestSeconds(GemmKernel kernel, const GemmProblem &problem) {
-  Trial trial;
-  if (!trial.prepare(kernel, problem))
-    return INFINITY;
-  for (int r = 0; r < trial.reps; ++r)
-    trial.timeOnce();
-  return trial.fastest;
-}
-
 /// Times each library kernel on the call's operands (Trial); the fastest
 /// by minimum time wins: about 5 ms per kernel for small products, a few
 /// calls for large ones. The kernels take turns, one timed run each per
@@ -398,12 +387,25 @@ bool runsSerially(const GemmProblem &problem, bool measure) {
   ThreadDecision &decision = decisions[key];
   if (!decision.measureNow())
     return decision.serial;
-  double parallel = bestSeconds(chooseKernel(problem), problem), serial;
+  // Both ways take turns, one timed run each per round (as the kernels do
+  // in `measure`): measured one after the other, a transient on the other
+  // core (a process starting beside this one) fell on the parallel runs
+  // only, and the MLP at batch 64 kept one thread (243 µs against 135).
+  Trial parallel, serial;
+  parallel.prepare(chooseKernel(problem), problem);
   {
     SerialScope one(true);
-    serial = bestSeconds(chooseKernel(problem), problem);
+    serial.prepare(chooseKernel(problem), problem);
   }
-  decision.serial = !(parallel < 0.9 * serial);
+  for (int round = 0; round < std::max(parallel.reps, serial.reps); ++round) {
+    if (round < parallel.reps)
+      parallel.timeOnce();
+    if (round < serial.reps) {
+      SerialScope one(true);
+      serial.timeOnce();
+    }
+  }
+  decision.serial = !(parallel.fastest < 0.9 * serial.fastest);
   return decision.serial;
 }
 
