@@ -340,27 +340,48 @@ size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
   struct Timed {
     dnnl::convolution_forward conv;
     std::unordered_map<int, memory> args;
-    std::vector<std::unique_ptr<ThreadBuffer>> buffers;
     double best = std::numeric_limits<double>::infinity();
     bool contender = true;
   };
+  // One zeroed buffer per argument, as large as any candidate's layout of
+  // it, that every candidate reads and writes in turn: a copy per candidate
+  // would hold the activations up to seven times at once.
+  auto descOf = [](const dnnl::convolution_forward::primitive_desc &pd, int arg) {
+    switch (arg) {
+    case DNNL_ARG_SRC:
+      return pd.src_desc();
+    case DNNL_ARG_WEIGHTS:
+      return pd.weights_desc();
+    case DNNL_ARG_DST:
+      return pd.dst_desc();
+    case DNNL_ARG_BIAS:
+      return pd.bias_desc();
+    default:
+      return pd.scratchpad_desc();
+    }
+  };
+  const int kArgs[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS,
+                       DNNL_ARG_SCRATCHPAD};
+  std::unordered_map<int, std::vector<char>> shared;
+  for (int arg : kArgs) {
+    size_t bytes = 0;
+    for (const ConvCandidate &candidate : candidates)
+      bytes = std::max(bytes, descOf(candidate.pd, arg).get_size());
+    if (bytes > 0)
+      shared[arg].assign(bytes + 64, 0); // + 64: oneDNN aligns what it is given
+  }
   std::vector<Timed> timed(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const dnnl::convolution_forward::primitive_desc &pd = candidates[i].pd;
     Timed &t = timed[i];
-    auto zeros = [&](const memory::desc &desc) {
-      t.buffers.push_back(std::make_unique<ThreadBuffer>());
-      void *data = t.buffers.back()->get(desc.get_size());
-      std::memset(data, 0, desc.get_size());
-      return memory(desc, engine, data);
-    };
-    t.args = {{DNNL_ARG_SRC, zeros(pd.src_desc())},
-              {DNNL_ARG_WEIGHTS, zeros(pd.weights_desc())},
-              {DNNL_ARG_DST, zeros(pd.dst_desc())}};
-    if (pd.bias_desc().get_size() > 0)
-      t.args.emplace(DNNL_ARG_BIAS, zeros(pd.bias_desc()));
-    if (pd.scratchpad_desc().get_size() > 0)
-      t.args.emplace(DNNL_ARG_SCRATCHPAD, zeros(pd.scratchpad_desc()));
+    for (int arg : kArgs) {
+      memory::desc desc = descOf(pd, arg);
+      if (desc.get_size() == 0)
+        continue;
+      void *data = shared[arg].data();
+      size_t space = shared[arg].size();
+      t.args.emplace(arg, memory(desc, engine, std::align(64, desc.get_size(), data, space)));
+    }
     t.conv = dnnl::convolution_forward(pd);
   }
   // At least four rounds, and for small convs (batch 1: 50-100 µs, where
