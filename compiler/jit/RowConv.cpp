@@ -2,12 +2,12 @@
 
 #include "jit/RowConv.h"
 
+#include "jit/KernelTable.h"
 #include "jit/TileGemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -130,31 +130,25 @@ __attribute__((target("avx512f"))) void rowTileAvx512(const RowTileArgs &t) {
 }
 #endif
 
-struct RowTileTable {
-  RowTileFn fns[kRowTileChannels][kRowTileVectors];
-};
-
-template <int R, int... V>
-void fillRow(RowTileFn (&row)[kRowTileVectors], bool avx512, std::integer_sequence<int, V...>) {
+/// The row tiles (KernelTable.h).
+struct RowTileKernels {
+  using Fn = RowTileFn;
+  template <int R, int V> static Fn avx512() {
 #if defined(__x86_64__)
-  ((row[V] = avx512 ? &rowTileAvx512<R, V + 1> : &rowTilePortable<R, V + 1>), ...);
+    return &rowTileAvx512<R, V>;
 #else
-  (void)avx512;
-  ((row[V] = &rowTilePortable<R, V + 1>), ...);
+    return &rowTilePortable<R, V>;
 #endif
-}
-
-template <int... R> RowTileTable makeTable(bool avx512, std::integer_sequence<int, R...>) {
-  RowTileTable table;
-  (fillRow<R + 1>(table.fns[R], avx512, std::make_integer_sequence<int, kRowTileVectors>()), ...);
-  return table;
-}
+  }
+  template <int R, int V> static Fn portable() { return &rowTilePortable<R, V>; }
+};
+using RowTileTable = KernelTable<RowTileFn, kRowTileChannels, kRowTileVectors>;
 
 const RowTileTable &rowTileTable() {
   static const RowTileTable avx512 =
-      makeTable(true, std::make_integer_sequence<int, kRowTileChannels>());
+      makeKernelTable<RowTileKernels, kRowTileChannels, kRowTileVectors>(true);
   static const RowTileTable portable =
-      makeTable(false, std::make_integer_sequence<int, kRowTileChannels>());
+      makeKernelTable<RowTileKernels, kRowTileChannels, kRowTileVectors>(false);
   return tileKernelsUseAvx512() ? avx512 : portable;
 }
 

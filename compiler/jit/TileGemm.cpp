@@ -3,6 +3,7 @@
 #include "jit/TileGemm.h"
 
 #include "jit/ConstantWeights.h"
+#include "jit/KernelTable.h"
 
 #include <algorithm>
 #include <atomic>
@@ -181,26 +182,19 @@ template <int MR, int NV> __attribute__((target("avx512f"))) void tileAvx512(con
 }
 #endif
 
-/// The tile functions [MR - 1][NV - 1] for this CPU.
-struct TileTable {
-  TileFn fns[kTileRows][kTileVectors];
-};
-
-template <int MR, int... NV>
-void fillRow(TileFn (&row)[kTileVectors], bool avx512, std::integer_sequence<int, NV...>) {
+/// The tile functions (KernelTable.h).
+struct TileKernels {
+  using Fn = TileFn;
+  template <int MR, int NV> static Fn avx512() {
 #if defined(__x86_64__)
-  ((row[NV] = avx512 ? &tileAvx512<MR, NV + 1> : &tilePortable<MR, NV + 1>), ...);
+    return &tileAvx512<MR, NV>;
 #else
-  (void)avx512;
-  ((row[NV] = &tilePortable<MR, NV + 1>), ...);
+    return &tilePortable<MR, NV>;
 #endif
-}
-
-template <int... MR> TileTable makeTable(bool avx512, std::integer_sequence<int, MR...>) {
-  TileTable table;
-  (fillRow<MR + 1>(table.fns[MR], avx512, std::make_integer_sequence<int, kTileVectors>()), ...);
-  return table;
-}
+  }
+  template <int MR, int NV> static Fn portable() { return &tilePortable<MR, NV>; }
+};
+using TileTable = KernelTable<TileFn, kTileRows, kTileVectors>;
 
 bool cpuHasAvx512() {
 #if defined(__x86_64__)
@@ -217,8 +211,8 @@ std::atomic<bool> &portableOnly() {
 }
 
 const TileTable &tileTable() {
-  static const TileTable avx512 = makeTable(true, std::make_integer_sequence<int, kTileRows>());
-  static const TileTable portable = makeTable(false, std::make_integer_sequence<int, kTileRows>());
+  static const TileTable avx512 = makeKernelTable<TileKernels, kTileRows, kTileVectors>(true);
+  static const TileTable portable = makeKernelTable<TileKernels, kTileRows, kTileVectors>(false);
   return tileKernelsUseAvx512() ? avx512 : portable;
 }
 

@@ -5,6 +5,7 @@
 
 #include "jit/Jit.h"
 #include "jit/MemRef.h"
+#include "jit/TileGemm.h"
 
 #include <gtest/gtest.h>
 
@@ -24,6 +25,24 @@ inline std::unique_ptr<JitModule> compileOrFail(const std::string &source,
     return nullptr;
   }
   return std::move(*compiled);
+}
+
+/// A test of modelc's own kernels (TileGemm.h, RowConv.h) on both ISAs:
+/// the parameter false runs the AVX-512 tiles (skipped where the CPU has
+/// none), true the portable loops.
+class BothIsasTest : public ::testing::TestWithParam<bool> {
+protected:
+  void SetUp() override {
+    if (!GetParam() && !tileKernelsUseAvx512())
+      GTEST_SKIP() << "this CPU has no AVX-512: the portable loops are what runs";
+    setTileKernelsPortableForTesting(GetParam());
+  }
+  void TearDown() override { setTileKernelsPortableForTesting(false); }
+};
+
+/// BothIsasTest's parameter as a test name.
+inline std::string isaName(const ::testing::TestParamInfo<bool> &info) {
+  return info.param ? "portable" : "avx512";
 }
 
 /// Fills a buffer with reproducible values in [-1, 1).

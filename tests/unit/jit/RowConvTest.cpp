@@ -12,7 +12,6 @@
 #include "jit/RowConv.h"
 
 #include "JitTestUtils.h"
-#include "jit/TileGemm.h"
 
 #include <gtest/gtest.h>
 
@@ -150,15 +149,7 @@ void expectConv(const Case &c, unsigned seed, int64_t nanAt = -1) {
   }
 }
 
-class RowConvTest : public ::testing::TestWithParam<bool> {
-protected:
-  void SetUp() override {
-    if (!GetParam() && !tileKernelsUseAvx512())
-      GTEST_SKIP() << "this CPU has no AVX-512: the portable loops are what runs";
-    setTileKernelsPortableForTesting(GetParam());
-  }
-  void TearDown() override { setTileKernelsPortableForTesting(false); }
-};
+class RowConvTest : public test::BothIsasTest {};
 
 constexpr EpilogueStep kNone = EpilogueStep::End, kRelu = EpilogueStep::Relu,
                        kGelu = EpilogueStep::Gelu;
@@ -230,7 +221,4 @@ TEST(RowConvAppliesTest, OnlyUnitStridesUndilatedAndUnitStrideRows) {
 
 } // namespace
 
-INSTANTIATE_TEST_SUITE_P(BothIsas, RowConvTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool> &info) {
-                           return info.param ? "portable" : "avx512";
-                         });
+INSTANTIATE_TEST_SUITE_P(BothIsas, RowConvTest, ::testing::Values(false, true), test::isaName);

@@ -85,15 +85,7 @@ const Layout layouts[] = {
     {40, 33, 50, false, true, 2, 2, 9, false, true},   // row tiles with a remainder
 };
 
-class TileGemmTest : public ::testing::TestWithParam<bool> {
-protected:
-  void SetUp() override {
-    if (!GetParam() && !tileKernelsUseAvx512())
-      GTEST_SKIP() << "this CPU has no AVX-512: the portable loops are what runs";
-    setTileKernelsPortableForTesting(GetParam());
-  }
-  void TearDown() override { setTileKernelsPortableForTesting(false); }
-};
+class TileGemmTest : public test::BothIsasTest {};
 
 TEST_P(TileGemmTest, EveryLayoutMatchesTheProduct) {
   unsigned seed = 1;
@@ -130,7 +122,4 @@ TEST_P(TileGemmTest, AConstantBIsPackedOnceUntilForgotten) {
 
 } // namespace
 
-INSTANTIATE_TEST_SUITE_P(BothIsas, TileGemmTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool> &info) {
-                           return info.param ? "portable" : "avx512";
-                         });
+INSTANTIATE_TEST_SUITE_P(BothIsas, TileGemmTest, ::testing::Values(false, true), test::isaName);
