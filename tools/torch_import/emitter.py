@@ -1135,7 +1135,7 @@ class ModelEmitter:
                 shape_args, fill = list(rest) or [kw["size"]], []
             return self.emit_created_from(node, NEW_METHODS[method], x, shape_args, fill, kw,
                                           loc)
-        if method in ("cuda", "cpu", "to"):
+        if method in ("cuda", "cpu", "to", "type_as"):
             return self.emit_transfer(node, method, xs, rest, kw, loc)
         if method in CAST_METHODS:
             return self.bind(node, "cast(%s, %s)" % (xs, CAST_METHODS[method]), dev, loc)
@@ -1183,6 +1183,10 @@ class ModelEmitter:
             cast = None
         elif method == "cpu":
             expr_dev, cast = "cpu", None
+        elif method == "type_as":
+            # x.type_as(y) is x.type(y.type()): y's dtype and, as the type
+            # names torch.cuda.FloatTensor, its device.
+            expr_dev, cast = self.like_tensor(node.args[0], rest[0] if rest else kw["other"])
         else:
             device = None
             cast = None
@@ -1191,6 +1195,9 @@ class ModelEmitter:
                 d = self.device_arg(a, loc)
                 if d is not None:
                     device = d
+                elif isinstance(a, torch.fx.Node) and isinstance(self.sample(a), torch.Tensor):
+                    # .to(other): other's device and dtype
+                    device, cast = self.like_tensor(node.args[0], a)
                 elif isinstance(a, torch.dtype):
                     cast = DTYPES.get(a)
                 else:
@@ -1222,6 +1229,13 @@ class ModelEmitter:
         lines = self.bind(node, expr, dev, loc, fix, "transfer")
         lines[0].redundant_fix = redundant
         return lines
+
+    def like_tensor(self, x, other):
+        """(device, cast) that `.to(other)` gives x: other's device, and
+        other's dtype where it differs from x's (None: no cast)."""
+        dtype = self.sample(other).dtype
+        cast = DTYPES.get(dtype) if dtype != self.sample(x).dtype else None
+        return self.devices.get(other, MODEL_DEVICE), cast
 
     def emit_shaped(self, node, op, xs, rest, kw, dev, loc):
         def get(i, name, default=None):

@@ -121,6 +121,14 @@ def construction_patches():
         return self
 
     def tensor_to(self, *args, **kwargs):
+        # A real tensor (a plain attribute) moved to where a traced value is
+        # (`self.offset.to(x.device)`, `.to(x)`): recorded as the method call
+        # it is; through the patched method the tracer named the call after
+        # this function.
+        traced = next((a for a in list(args) + list(kwargs.values())
+                       if isinstance(a, torch.fx.Proxy)), None)
+        if traced is not None:
+            return traced.tracer.create_proxy("call_method", "to", (self,) + tuple(args), kwargs)
         device, rest, rest_kwargs = split_to_args(args, kwargs)
         result = orig_tensor_to(self, *rest, **rest_kwargs) if (rest or rest_kwargs) else self
         if device is not None and device != "cpu":
