@@ -419,6 +419,11 @@ FailureOr<Value> lowerReshape(ReshapeOp op, ReshapeOp::Adaptor adaptor, RankedTe
         shape.push_back(resultType.isDynamicDim(d)
                             ? OpFoldResult(dimValue(rewriter, loc, input, inputDim))
                             : rewriter.getIndexAttr(resultType.getDimSize(d)));
+    // A 0-dim input has no groups: its result dims are all 1 (`stack` of
+    // 0-dim tensors unsqueezes each).
+    if (inputType.getRank() == 0)
+      for (int64_t d = 0; d < resultType.getRank(); ++d)
+        shape.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
     return tensor::ExpandShapeOp::create(rewriter, loc, resultType, input, *groups, shape)
         .getResult();
   }

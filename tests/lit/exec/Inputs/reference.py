@@ -164,6 +164,8 @@ def compute(fn, a):
         return ew(x, unary[fn])
     if fn == "arith":
         return ew2(x, a[1], lambda p, q: (p + q) * (p - q) / (q * q + 1.0) + 2.0 * p)
+    if fn == "stack_scalars":
+        return T(x.shape, [v + 1 + i % 3 for i, v in enumerate(x.v)])
     if fn == "bcast":
         return ew2(x, a[1], lambda p, q: p * q + q)
     if fn == "where_":
