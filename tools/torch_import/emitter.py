@@ -1230,6 +1230,46 @@ class ModelEmitter:
         lines[0].redundant_fix = redundant
         return lines
 
+    def tensor_literal(self, data, dtype, device, loc):
+        """`torch.tensor(data)` for a (nested) list of Python numbers as
+        nested `stack`s of 0-dim `full`s placed on `device`; dtype as
+        PyTorch infers it (bool, i64, or f32 once a float appears) unless
+        given."""
+        leaves = []
+
+        def walk(item, depth):
+            if isinstance(item, (list, tuple)):
+                if not item:
+                    raise unsupported("`torch.tensor` of an empty list inside forward", loc,
+                                      help_text="register the tensor as a buffer in __init__")
+                return [walk(i, depth + 1) for i in item]
+            if not isinstance(item, (bool, int, float)):
+                raise unsupported("`torch.tensor` of this list inside forward", loc,
+                                  help_text="register the tensor as a buffer in __init__")
+            leaves.append(item)
+            return item
+
+        tree = walk(data, 0)
+        if dtype is None:
+            if all(isinstance(v, bool) for v in leaves):
+                dtype = torch.bool
+            elif all(isinstance(v, int) for v in leaves):
+                dtype = torch.int64
+            else:
+                dtype = torch.float32
+        if dtype not in DTYPES:
+            raise unsupported("dtype %s" % dtype, loc)
+        floating = dtype.is_floating_point
+        place = " @ " + self.dev_text(device)
+
+        def text(item):
+            if isinstance(item, list):
+                return "stack([%s])" % ", ".join(text(i) for i in item)
+            value = float(item) if floating else (bool(item) if dtype == torch.bool else int(item))
+            return "full([], %s, dtype: %s)%s" % (scalar_text(value), DTYPES[dtype], place)
+
+        return text(tree)
+
     def like_tensor(self, x, other):
         """(device, cast) that `.to(other)` gives x: other's device, and
         other's dtype where it differs from x's (None: no cast)."""
@@ -1570,8 +1610,12 @@ class ModelEmitter:
                 self.exprs[node] = scalar_text(data)
                 self.devices[node] = MODEL_DEVICE
                 return []
-            raise unsupported("`torch.tensor` of a list inside forward", loc,
-                              help_text="register the tensor as a buffer in __init__")
+            # A list of numbers: .mdl has no tensor literal, so one `full`
+            # per number, stacked, each created on the call's device (the
+            # CPU without device=, as in PyTorch: the checker then reports
+            # where it meets the model's tensors, with the fix above).
+            expr = self.tensor_literal(data, dtype, device, loc)
+            return self.bind(node, expr, device, loc, fix, "factory")
         if name in ("zeros", "ones", "randn", "empty"):
             dims = self.shape_list([a for a in args], loc)
             builtin = {"empty": "zeros"}.get(name, name)
