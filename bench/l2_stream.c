@@ -52,8 +52,8 @@ int main(int argc, char **argv) {
     if (t < best)
       best = t;
   }
-  printf("%ld floats (%.0f KB): %.2f us, %.1f GB/s (checksum %g)\n", n, n * 4 / 1024.0,
-         best * 1e6, n * 4 / best / 1e9, s);
+  printf("%ld floats (%.0f KB): %.2f us, %.1f GB/s (checksum %g)\n", n, n * 4 / 1024.0, best * 1e6,
+         n * 4 / best / 1e9, s);
   free(p);
   return 0;
 }
