@@ -4,6 +4,7 @@
 #include "jit/GemmKernels.h"
 #include "jit/RowConv.h"
 #include "jit/TileGemm.h"
+#include "jit/Timing.h"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +18,6 @@
 #include "jit/DnnlWeights.h"
 #include "jit/RuntimeThreads.h"
 
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -393,11 +393,10 @@ size_t fastestConv(const std::vector<ConvCandidate> &candidates) {
     for (Timed &t : timed) {
       if (!t.contender)
         continue;
-      auto start = std::chrono::steady_clock::now();
-      t.conv.execute(stream, t.args);
-      stream.wait();
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double seconds = secondsOf([&] {
+        t.conv.execute(stream, t.args);
+        stream.wait();
+      });
       roundSeconds += seconds;
       ++contenders;
       if (round > 0) // the first run warms up
@@ -667,17 +666,12 @@ bool chooseRows(const CachedConv &entry, const View5 &in, const View5 &w, const 
   View5 scratchOut = pool.active() ? out : scratchLike(out, outStorage);
   View5 scratchPooled = pool.active() ? scratchLike(pooled, pooledStorage) : pooled;
   RowConvProblem problem = rowProblem(in, w, scratchOut, p, pool, scratchPooled);
-  auto seconds = [](auto run) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
   // Interleaved, best of the runs after the first, ~2 ms of each side.
   double rows = std::numeric_limits<double>::infinity(), primitives = rows, spent = 0;
   for (int run = 0; run < 4 || (run < 40 && spent < 4e-3); ++run) {
-    double rowsRun = seconds([&] { rowConv(problem); });
+    double rowsRun = secondsOf([&] { rowConv(problem); });
     double primitivesRun =
-        seconds([&] { runPrimitives(entry, in, w, scratchOut, p, pool, scratchPooled); });
+        secondsOf([&] { runPrimitives(entry, in, w, scratchOut, p, pool, scratchPooled); });
     spent += rowsRun + primitivesRun;
     if (run > 0) {
       rows = std::min(rows, rowsRun);
@@ -746,11 +740,10 @@ bool convRunsSerially(double macs, const View5 &in, const View5 &w, const View5 
   for (int round = 0; round < 5; ++round)
     for (bool serial : {true, false}) {
       SerialScope scope(serial);
-      auto start = std::chrono::steady_clock::now();
-      if (!executeConv(in, w, out, p, pool, pooled))
+      bool ran = true;
+      double seconds = secondsOf([&] { ran = executeConv(in, w, out, p, pool, pooled); });
+      if (!ran)
         return true;
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (round >= 2)
         fastest[serial] = std::min(fastest[serial], seconds);
     }

@@ -3,6 +3,7 @@
 #include "jit/GemmChoice.h"
 #include "jit/GemmKernels.h"
 #include "jit/OpenBlasLibrary.h"
+#include "jit/Timing.h"
 #include "runtime/MachineLoad.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -16,10 +17,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -267,12 +266,6 @@ struct ChoiceTable {
 ChoiceTable &table() {
   static ChoiceTable instance;
   return instance;
-}
-
-double secondsOf(const std::function<void()> &fn) {
-  auto start = std::chrono::steady_clock::now();
-  fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// One kernel's timed runs of a problem into a scratch copy of c.
