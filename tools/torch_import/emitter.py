@@ -1237,19 +1237,19 @@ class ModelEmitter:
         given."""
         leaves = []
 
-        def walk(item, depth):
+        def walk(item):
             if isinstance(item, (list, tuple)):
                 if not item:
                     raise unsupported("`torch.tensor` of an empty list inside forward", loc,
                                       help_text="register the tensor as a buffer in __init__")
-                return [walk(i, depth + 1) for i in item]
+                return [walk(i) for i in item]
             if not isinstance(item, (bool, int, float)):
                 raise unsupported("`torch.tensor` of this list inside forward", loc,
                                   help_text="register the tensor as a buffer in __init__")
             leaves.append(item)
             return item
 
-        tree = walk(data, 0)
+        tree = walk(data)
         if dtype is None:
             if all(isinstance(v, bool) for v in leaves):
                 dtype = torch.bool
