@@ -58,6 +58,9 @@ struct Function::Impl {
   /// A model placed on GPUs: its device plan, compiled, weights on the GPUs.
   std::unique_ptr<exec::CudaModel> cuda;
   EntryPoint signature;
+  /// What messages call input i of signature: "the tensor given for `x`"
+  /// (built once, not per call).
+  std::vector<std::string> inputSources;
   /// For an artifact's fn: the artifact and the weights it runs with.
   std::shared_ptr<const aot::LoadedArtifact> artifact;
   std::optional<runtime::LoadedWeights> artifactWeights;

@@ -66,6 +66,15 @@ EntryPoint fromInternal(const sema::FnInfo &fn) {
   return entry;
 }
 
+/// Gives `function` its signature and the names its calls' messages use
+/// for each input.
+void setSignature(Function::Impl &function, EntryPoint signature) {
+  function.inputSources.clear();
+  for (const Parameter &param : signature.params)
+    function.inputSources.push_back("the tensor given for `" + param.name + "`");
+  function.signature = std::move(signature);
+}
+
 /// `in=784,eps=1e-05,affine=true`, as instantiateModel takes them.
 Result<std::string> argsText(const ModelArgs &args) {
   std::vector<std::string> parts;
@@ -304,7 +313,7 @@ Result<Function> compileOnCuda(const Model::Impl &model, const sema::FnInfo &fn,
   auto function = std::make_shared<Function::Impl>();
   function->program = model.program;
   function->cuda = std::move(*compiled);
-  function->signature = fromInternal(fn);
+  setSignature(*function, fromInternal(fn));
   return Function(std::move(function));
 }
 
@@ -347,7 +356,7 @@ Result<Function> Model::compile(const std::string &fn) const {
   auto function = std::make_shared<Function::Impl>();
   function->program = impl_->program;
   function->compiled = std::move(*compiled);
-  function->signature = fromInternal(*info);
+  setSignature(*function, fromInternal(*info));
   return Function(std::move(function));
 }
 
@@ -375,16 +384,19 @@ Result<std::vector<Tensor>> Function::callResults(const std::vector<Tensor> &inp
   if (impl_->artifact)
     return callArtifactFn(*impl_, inputs);
 #endif
-  std::vector<exec::EntryInput> entryInputs;
-  const std::vector<Parameter> &params = impl_->signature.params;
+  llvm::SmallVector<exec::EntryInput, 4> entryInputs;
+  const std::vector<std::string> &sources = impl_->inputSources;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string label = i < params.size() ? "`" + params[i].name + "`" : "an extra input";
-    if (inputs[i].isNull())
+    if (inputs[i].isNull()) {
+      const std::vector<Parameter> &params = impl_->signature.params;
+      std::string label = i < params.size() ? "`" + params[i].name + "`" : "an extra input";
       return fail<std::vector<Tensor>>("input " + std::to_string(i + 1) + " of `" +
                                        impl_->signature.name + "` (" + label +
                                        ") is a null tensor");
+    }
     const runtime::Tensor &t = inputs[i].impl()->tensor;
-    entryInputs.push_back({t, t.device(), "the tensor given for " + label});
+    entryInputs.push_back(
+        {t, t.device(), i < sources.size() ? sources[i] : "the tensor given for an extra input"});
   }
   Program::Impl &program = *impl_->program;
   DiagnosticEngine diags(program.compilation->sourceMgr());

@@ -26,8 +26,8 @@ llvm::Error compiledModelError(const llvm::Twine &message) {
 
 /// The words of a StridedMemRefType<T, N> descriptor for any rank: base and
 /// aligned pointers, offset, sizes, strides (all 64-bit).
-void appendDescriptor(std::vector<int64_t> &words, const void *data,
-                      llvm::ArrayRef<int64_t> shape) {
+template <typename Words>
+void appendDescriptor(Words &words, const void *data, llvm::ArrayRef<int64_t> shape) {
   words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
   words.push_back(int64_t(reinterpret_cast<intptr_t>(data)));
   words.push_back(0);
@@ -39,12 +39,13 @@ void appendDescriptor(std::vector<int64_t> &words, const void *data,
 /// Calls a packed entry point with the descriptors `readOnly` (the state,
 /// which the compiled code only reads) then `perCall`: the packed wrapper
 /// takes a pointer to each descriptor pointer.
+template <typename PerCall>
 void callPacked(void (*fn)(void **), llvm::ArrayRef<std::vector<int64_t>> readOnly,
-                std::vector<std::vector<int64_t>> &perCall) {
+                PerCall &perCall) {
   llvm::SmallVector<void *, 16> descriptorPointers;
   for (const std::vector<int64_t> &words : readOnly)
     descriptorPointers.push_back(const_cast<int64_t *>(words.data()));
-  for (std::vector<int64_t> &words : perCall)
+  for (auto &words : perCall)
     descriptorPointers.push_back(words.data());
   llvm::SmallVector<void *, 16> packed;
   for (void *&pointer : descriptorPointers)
@@ -183,12 +184,40 @@ CompiledModel::call(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) 
   return onlyResult(callResults(inputs, diags), options_.fnName);
 }
 
-llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef<EntryInput> inputs,
-                                                                  DiagnosticEngine &diags) const {
+bool CompiledModel::BoundCall::matches(llvm::ArrayRef<EntryInput> inputs) const {
+  if (!sig || inputs.size() != key.size())
+    return false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const runtime::Tensor &t = inputs[i].tensor;
+    if (t.dtype() != key[i].dtype || !(inputs[i].device == key[i].device) ||
+        t.shape() != llvm::ArrayRef<int64_t>(key[i].shape))
+      return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const BoundSignature>
+CompiledModel::lastBound(llvm::ArrayRef<EntryInput> inputs) const {
+  std::lock_guard<std::mutex> lock(lastBoundMutex_);
+  return lastBound_.matches(inputs) ? lastBound_.sig : nullptr;
+}
+
+void CompiledModel::rememberBound(llvm::ArrayRef<EntryInput> inputs,
+                                  std::shared_ptr<const BoundSignature> sig) const {
+  BoundCall bound;
+  for (const EntryInput &in : inputs)
+    bound.key.push_back({in.tensor.dtype(), in.device, runtime::Shape(in.tensor.shape())});
+  bound.sig = std::move(sig);
+  std::lock_guard<std::mutex> lock(lastBoundMutex_);
+  lastBound_ = std::move(bound);
+}
+
+llvm::Expected<std::shared_ptr<const BoundSignature>>
+CompiledModel::bindAndCheck(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) const {
   std::optional<BoundSignature> sig =
       PreparedSignature::bindOrCheck(signature_, model_, options_.fnName, inputs, diags);
   if (!sig)
-    return std::nullopt;
+    return nullptr;
   for (const auto &[atom, extent] : options_.staticDims)
     for (const auto &[boundAtom, boundExtent] : sig->dims)
       if (atom == boundAtom && extent != boundExtent)
@@ -210,26 +239,41 @@ llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef
         return compiledModelError("'" + options_.fnName + "' was compiled for `" + name +
                                   "` = " + std::to_string(compiledValue) + ", the call gives " +
                                   std::to_string(value));
+  auto bound = std::make_shared<const BoundSignature>(std::move(*sig));
+  // Scalar parameters bind by value, not by shape: such calls bind each time.
+  if (bound->scalars.empty())
+    rememberBound(inputs, bound);
+  return bound;
+}
+
+llvm::Expected<std::optional<Results>> CompiledModel::callResults(llvm::ArrayRef<EntryInput> inputs,
+                                                                  DiagnosticEngine &diags) const {
+  std::shared_ptr<const BoundSignature> sig = lastBound(inputs);
+  if (!sig) {
+    llvm::Expected<std::shared_ptr<const BoundSignature>> bound = bindAndCheck(inputs, diags);
+    if (!bound)
+      return bound.takeError();
+    if (!*bound)
+      return std::nullopt;
+    sig = std::move(*bound);
+  }
 
   // Per call: the inputs' and the outputs' descriptors, and the outputs.
   llvm::SmallVector<runtime::Tensor, 4> contiguousInputs;
-  std::vector<std::vector<int64_t>> callDescriptors;
+  llvm::SmallVector<Descriptor, 4> callDescriptors;
   for (const auto &[i, in] : llvm::enumerate(inputs)) {
     if (sig->isScalar[i])
       continue; // compiled in
     runtime::Tensor t = in.tensor.isContiguous() ? in.tensor : in.tensor.contiguous();
-    std::vector<int64_t> words;
-    appendDescriptor(words, t.data(), t.shape());
-    callDescriptors.push_back(std::move(words));
+    appendDescriptor(callDescriptors.emplace_back(), t.data(), t.shape());
     contiguousInputs.push_back(std::move(t));
   }
   // One out-parameter per result, in order (buffer-results-to-out-params).
   Results outputs;
+  outputs.reserve(sig->results.size());
   for (const ResultSpec &result : sig->results) {
     runtime::Tensor output = runtime::Tensor::uninitialized(result.dtype, result.shape);
-    std::vector<int64_t> outputWords;
-    appendDescriptor(outputWords, output.mutableData(), output.shape());
-    callDescriptors.push_back(std::move(outputWords));
+    appendDescriptor(callDescriptors.emplace_back(), output.mutableData(), output.shape());
     outputs.push_back(std::move(output));
   }
 

@@ -14,8 +14,8 @@
 //
 // Threads: call() is const and reentrant. Shared by all calls (read-only):
 // the machine code, the bound weights, the model's signature and the checked
-// program it points into. Per call: the inputs' descriptors, the output
-// tensor and every temporary the compiled code allocates (the cpu pipeline
+// program it points into; the shapes the last call bound, behind a mutex. Per call: the inputs'
+// descriptors, the output tensor and every temporary the compiled code allocates (the cpu pipeline
 // keeps no mutable globals: constants become read-only globals, every other
 // buffer is malloc'ed inside the call, and results go to the caller's
 // out-parameter). Each call reports into its own DiagnosticEngine; ranges in
@@ -32,7 +32,10 @@
 
 #include "llvm/Support/Error.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -116,6 +119,32 @@ public:
 private:
   CompiledModel() = default;
 
+  /// One memref descriptor's words: inline up to rank 4.
+  using Descriptor = llvm::SmallVector<int64_t, 11>;
+  /// The dtype, device and shape of one input of a call that bound.
+  struct InputKey {
+    runtime::DType dtype;
+    runtime::Device device;
+    runtime::Shape shape;
+  };
+  /// The last inputs that bound and passed every check, and what they bound.
+  struct BoundCall {
+    llvm::SmallVector<InputKey, 4> key;
+    std::shared_ptr<const BoundSignature> sig;
+    bool matches(llvm::ArrayRef<EntryInput> inputs) const;
+  };
+
+  /// What the last call's inputs bound, when `inputs` have the same dtypes,
+  /// devices and shapes (a model called again and again with one input
+  /// shape binds once); null otherwise.
+  std::shared_ptr<const BoundSignature> lastBound(llvm::ArrayRef<EntryInput> inputs) const;
+  void rememberBound(llvm::ArrayRef<EntryInput> inputs,
+                     std::shared_ptr<const BoundSignature> sig) const;
+  /// Binds `inputs` to the signature and checks them against the options
+  /// the fn was compiled with: null after reporting to `diags`.
+  llvm::Expected<std::shared_ptr<const BoundSignature>>
+  bindAndCheck(llvm::ArrayRef<EntryInput> inputs, DiagnosticEngine &diags) const;
+
   mlirgen::ConcreteModel model_;
   runtime::LoadedWeights weights_;
   CompileModelOptions options_;
@@ -131,6 +160,8 @@ private:
   /// Descriptor words of each state tensor, in state_dict order, then of
   /// each prepared value: built once, only read by calls.
   std::vector<std::vector<int64_t>> stateDescriptors_;
+  mutable std::mutex lastBoundMutex_;
+  mutable BoundCall lastBound_;
 };
 
 } // namespace modelc::exec

@@ -138,6 +138,47 @@ TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
   EXPECT_EQ(diags.diagnostics()[0].code(), "E0604");
 }
 
+// A call reuses the binding of the call before it only for inputs of the
+// same dtypes, devices and shapes: after a good call, an input of the same
+// shape but another dtype is still checked (and refused), and another batch
+// binds its own result shape.
+TEST(CompiledModelTest, TheLastBindingServesOnlyTheSameInputs) {
+  CompileOptions options;
+  options.stdlibDir = MODELC_STDLIB_DIR;
+  Compilation c(options);
+  c.addBuffer("net.mdl", kSource);
+  ASSERT_TRUE(c.check());
+  auto model =
+      mlirgen::instantiateModel(*c.program(), "Net", "in=16,hidden=32,out=5", sema::Device::cpu());
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  std::unique_ptr<CompiledModel> net = compileWith(c, *model,
+                                                   {{"fc1.weight", pattern({32, 16}, 1)},
+                                                    {"fc1.bias", pattern({32}, 2)},
+                                                    {"fc2.weight", pattern({5, 32}, 3)},
+                                                    {"fc2.bias", pattern({5}, 4)}});
+  ASSERT_TRUE(net != nullptr);
+  auto call = [&](runtime::Tensor x, DiagnosticEngine &diags) {
+    return net->call({EntryInput{std::move(x), runtime::Device::cpu(), "x"}}, diags);
+  };
+  for (int round = 0; round < 2; ++round) {
+    DiagnosticEngine diags(c.sourceMgr());
+    auto y = call(pattern({3, 16}, 5), diags);
+    ASSERT_TRUE(y && *y) << (y ? "diagnostics" : llvm::toString(y.takeError()));
+    EXPECT_EQ((*y)->shape(), (llvm::ArrayRef<int64_t>{3, 5}));
+
+    DiagnosticEngine wrongDiags(c.sourceMgr());
+    auto wrong = call(runtime::Tensor::zeros(runtime::DType::F64, {3, 16}), wrongDiags);
+    ASSERT_TRUE(bool(wrong));
+    EXPECT_FALSE(wrong->has_value());
+    ASSERT_EQ(wrongDiags.diagnostics().size(), 1u);
+    EXPECT_EQ(wrongDiags.diagnostics()[0].code(), "E0603");
+
+    auto other = call(pattern({7, 16}, 6), diags);
+    ASSERT_TRUE(other && *other);
+    EXPECT_EQ((*other)->shape(), (llvm::ArrayRef<int64_t>{7, 5}));
+  }
+}
+
 // A batch norm after a conv folds into the conv's weights: that work reads
 // the state alone, so it runs once, when the model is compiled, and every
 // call reads the folded weights.
