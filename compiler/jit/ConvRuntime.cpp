@@ -587,24 +587,27 @@ std::vector<int64_t> cacheKey(const View5 &in, const View5 &w, const View5 &out,
 void runPrimitives(const CachedConv &conv, const View5 &in, const View5 &w, const View5 &out,
                    const ConvParams &p, const PoolParams &pool, const View5 &pooled) {
   thread_local ThreadBuffer srcBuffer, weightsBuffer, dstBuffer, pooledBuffer;
-  dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = threadStream();
   using dnnl::memory;
+  // This thread's memory objects for the entry, by role: an operand's user
+  // layout at an even role, its primitive layout at the odd one after it.
+  enum Role { kSrc = 0, kWeights = 2, kDst = 4, kPooled = 6, kBias = 8, kScratchpad = 9 };
+  BoundArgs &bound = threadBoundArgs(&conv);
   // The caller's buffer, or its copy in the primitive's layout.
-  auto operand = [&](const Operand &o, float *data, ThreadBuffer &buffer) {
-    memory user(o.user, engine, data);
+  auto operand = [&](const Operand &o, int role, float *data, ThreadBuffer &buffer) {
+    memory &user = bound.memory(role, o.user, data);
     if (!o.reordered())
-      return std::pair{user, user};
-    memory inner(o.inner, engine, buffer.get(o.inner.get_size()));
-    return std::pair{user, inner};
+      return std::pair<memory, memory>{user, user};
+    return std::pair<memory, memory>{
+        user, bound.memory(role + 1, o.inner, buffer.get(o.inner.get_size()))};
   };
-  auto [srcUser, src] = operand(conv.src, in.data, srcBuffer);
-  auto [weightsUser, weights] = operand(conv.weights, w.data, weightsBuffer);
+  auto [srcUser, src] = operand(conv.src, kSrc, in.data, srcBuffer);
+  auto [weightsUser, weights] = operand(conv.weights, kWeights, w.data, weightsBuffer);
   auto [dstUser, dst] =
       pool.active()
-          ? operand(conv.dst, static_cast<float *>(dstBuffer.get(conv.dst.inner.get_size())),
+          ? operand(conv.dst, kDst, static_cast<float *>(dstBuffer.get(conv.dst.inner.get_size())),
                     dstBuffer)
-          : operand(conv.dst, out.data, dstBuffer);
+          : operand(conv.dst, kDst, out.data, dstBuffer);
   if (conv.src.toInner)
     conv.src.toInner->execute(stream, srcUser, src);
   if (conv.weights.toInner && p.constantWeights)
@@ -613,22 +616,26 @@ void runPrimitives(const CachedConv &conv, const View5 &in, const View5 &w, cons
     conv.weights.toInner->execute(stream, weightsUser, weights);
   if (conv.dst.toInner && p.accumulate)
     conv.dst.toInner->execute(stream, dstUser, dst);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  std::unordered_map<int, memory> &args = bound.args(0);
+  args[DNNL_ARG_SRC] = src;
+  args[DNNL_ARG_WEIGHTS] = weights;
+  args[DNNL_ARG_DST] = dst;
   if (p.bias)
-    args.emplace(DNNL_ARG_BIAS,
-                 memory(memory::desc({out.sizes[1] * out.sizes[2]}, memory::data_type::f32, {1}),
-                        engine, const_cast<float *>(p.bias)));
+    args[DNNL_ARG_BIAS] = bound.memory(
+        kBias, memory::desc({out.sizes[1] * out.sizes[2]}, memory::data_type::f32, {1}), p.bias);
   if (conv.scratchpadBytes > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, threadScratchpad(conv.scratchpadBytes));
+    args[DNNL_ARG_SCRATCHPAD] = bound.memory(kScratchpad, scratchpadDesc(conv.scratchpadBytes),
+                                             threadScratchpadData(conv.scratchpadBytes));
   conv.primitive->execute(stream, args);
   if (conv.dst.toUser)
     conv.dst.toUser->execute(stream, dst, dstUser);
   if (conv.pool) {
-    auto [pooledUser, pooledInner] = operand(conv.pooled, pooled.data, pooledBuffer);
-    std::unordered_map<int, memory> poolArgs = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, pooledInner}};
+    auto [pooledUser, pooledInner] = operand(conv.pooled, kPooled, pooled.data, pooledBuffer);
+    std::unordered_map<int, memory> &poolArgs = bound.args(1);
+    poolArgs[DNNL_ARG_SRC] = dst;
+    poolArgs[DNNL_ARG_DST] = pooledInner;
     if (conv.scratchpadBytes > 0)
-      poolArgs.emplace(DNNL_ARG_SCRATCHPAD, threadScratchpad(conv.scratchpadBytes));
+      poolArgs[DNNL_ARG_SCRATCHPAD] = args[DNNL_ARG_SCRATCHPAD];
     conv.pool->execute(stream, poolArgs);
     if (conv.pooled.toUser)
       conv.pooled.toUser->execute(stream, pooledInner, pooledUser);

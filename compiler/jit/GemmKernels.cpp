@@ -276,35 +276,37 @@ bool dnnlMatmul(const GemmProblem &p) {
   if (!matmul.primitive)
     return false;
   using dnnl::memory;
-  dnnl::engine &engine = cpuEngine();
   const Epilogue &e = p.epilogue;
-  // oneDNN takes non-const handles; it only reads the inputs.
-  auto in = [&](const memory::desc &desc, const float *data) {
-    return memory(desc, engine, const_cast<float *>(data));
-  };
+  // This thread's memory objects for the entry, by role; post-op operands
+  // from kPostOps on.
+  enum Role { kA, kUserB, kB, kC, kBias, kScratchpad, kPostOps };
+  BoundArgs &bound = threadBoundArgs(&matmul);
   const dnnl::matmul::primitive_desc &pd = matmul.pd;
   memory weights = matmul.packB ? constantWeightsCopy(p.b, pd.weights_desc(), *matmul.packB,
-                                                      in(matmul.userB, p.b))
-                                : in(pd.weights_desc(), p.b);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, in(pd.src_desc(), p.a)},
-                                          {DNNL_ARG_WEIGHTS, weights},
-                                          {DNNL_ARG_DST, memory(pd.dst_desc(), engine, p.c)}};
+                                                      bound.memory(kUserB, matmul.userB, p.b))
+                                : bound.memory(kB, pd.weights_desc(), p.b);
+  std::unordered_map<int, memory> &args = bound.args(0);
+  args[DNNL_ARG_SRC] = bound.memory(kA, pd.src_desc(), p.a);
+  args[DNNL_ARG_WEIGHTS] = weights;
+  args[DNNL_ARG_DST] = bound.memory(kC, pd.dst_desc(), p.c);
   int operand = 0, postOp = p.accumulate ? 1 : 0;
   for (int s = 0; s < e.stepCount; ++s, ++postOp) {
     if (e.steps[size_t(s)] != EpilogueStep::Add)
       continue;
     const EpilogueOperand &x = e.operands[size_t(operand++)];
     if (s == 0 && matmul.biasArgument) {
-      args.emplace(DNNL_ARG_BIAS, in(pd.bias_desc(), x.data));
+      args[DNNL_ARG_BIAS] = bound.memory(kBias, pd.bias_desc(), x.data);
       --postOp;
       continue;
     }
     memory::desc desc = x.rowStride == 0 ? matrixDesc(1, p.n, p.n, x.colStride)
                                          : matrixDesc(p.m, p.n, x.rowStride, x.colStride);
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(postOp) | DNNL_ARG_SRC_1, in(desc, x.data));
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(postOp) | DNNL_ARG_SRC_1] =
+        bound.memory(kPostOps + postOp, desc, x.data);
   }
   if (matmul.scratchpadBytes > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, threadScratchpad(matmul.scratchpadBytes));
+    args[DNNL_ARG_SCRATCHPAD] = bound.memory(kScratchpad, scratchpadDesc(matmul.scratchpadBytes),
+                                             threadScratchpadData(matmul.scratchpadBytes));
   dnnl::stream &stream = threadStream();
   matmul.primitive->execute(stream, args);
   stream.wait();

@@ -420,6 +420,27 @@ TEST(ConvRuntimeTest, BroadcastInputFallsBackToTheLoop) {
 
 // Compiled models are called from several threads at once (the embedding
 // API allows it): the cached primitive must give each call its own result.
+// A thread keeps its oneDNN memory objects per cached conv and points them
+// at each call's buffers: calls of one shape on two live sets of buffers
+// each read and write their own.
+TEST(ConvRuntimeTest, CallsOfOneShapeUseTheirOwnBuffers) {
+  ConvCase cc{1, 1, 64, 16, 16, 128, 3, 3, {2, 2}, {1, 1}, {1, 1}};
+  OwnedMemRef<float, 4> inA({1, 64, 16, 16}), inB({1, 64, 16, 16}), w({128, 64, 3, 3}),
+      outA({1, 128, 8, 8}), outB({1, 128, 8, 8});
+  fillRandom(inA.values(), 1);
+  fillRandom(inB.values(), 2);
+  fillRandom(w.values(), 3);
+  for (int round = 0; round < 2; ++round) {
+    std::fill(outA.values().begin(), outA.values().end(), 0.0f);
+    std::fill(outB.values().begin(), outB.values().end(), 0.0f);
+    callConv(inA, w, outA, cc);
+    callConv(inB, w, outB, cc);
+    std::vector<float> zeros(outA.values().size());
+    expectNear(outA.values(), directConv(cc, inA.values(), w.values(), zeros), 1e-4f);
+    expectNear(outB.values(), directConv(cc, inB.values(), w.values(), zeros), 1e-4f);
+  }
+}
+
 TEST(ConvRuntimeTest, ConcurrentCallsAgree) {
   ConvCase cc{4, 1, 6, 14, 14, 16, 5, 5, {1, 1}, {0, 0}, {1, 1}};
   std::vector<float> w(16 * 6 * 25);
