@@ -75,20 +75,36 @@ std::unique_ptr<CompiledModel> compileWith(Compilation &c, const mlirgen::Concre
   return std::move(*compiled);
 }
 
-TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
+CompileOptions netOptions() {
   CompileOptions options;
   options.stdlibDir = MODELC_STDLIB_DIR;
-  Compilation c(options);
+  return options;
+}
+
+/// kSource's Net (16 -> 32 -> 5) checked in `c` and compiled with pattern
+/// weights; null (after a test failure) when something fails.
+std::unique_ptr<CompiledModel> compileNet(Compilation &c) {
   c.addBuffer("net.mdl", kSource);
-  ASSERT_TRUE(c.check());
+  if (!c.check()) {
+    ADD_FAILURE() << "net.mdl does not check";
+    return nullptr;
+  }
   auto model =
       mlirgen::instantiateModel(*c.program(), "Net", "in=16,hidden=32,out=5", sema::Device::cpu());
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  std::vector<runtime::NamedTensor> tensors = {{"fc1.weight", pattern({32, 16}, 1)},
-                                               {"fc1.bias", pattern({32}, 2)},
-                                               {"fc2.weight", pattern({5, 32}, 3)},
-                                               {"fc2.bias", pattern({5}, 4)}};
-  std::unique_ptr<CompiledModel> compiled = compileWith(c, *model, tensors);
+  if (!model) {
+    ADD_FAILURE() << llvm::toString(model.takeError());
+    return nullptr;
+  }
+  return compileWith(c, *model,
+                     {{"fc1.weight", pattern({32, 16}, 1)},
+                      {"fc1.bias", pattern({32}, 2)},
+                      {"fc2.weight", pattern({5, 32}, 3)},
+                      {"fc2.bias", pattern({5}, 4)}});
+}
+
+TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
+  Compilation c(netOptions());
+  std::unique_ptr<CompiledModel> compiled = compileNet(c);
   ASSERT_TRUE(compiled != nullptr);
   const CompiledModel &net = *compiled;
 
@@ -143,19 +159,8 @@ TEST(CompiledModelTest, OneCompilationServesEveryBatchFromManyThreads) {
 // shape but another dtype is still checked (and refused), and another batch
 // binds its own result shape.
 TEST(CompiledModelTest, TheLastBindingServesOnlyTheSameInputs) {
-  CompileOptions options;
-  options.stdlibDir = MODELC_STDLIB_DIR;
-  Compilation c(options);
-  c.addBuffer("net.mdl", kSource);
-  ASSERT_TRUE(c.check());
-  auto model =
-      mlirgen::instantiateModel(*c.program(), "Net", "in=16,hidden=32,out=5", sema::Device::cpu());
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  std::unique_ptr<CompiledModel> net = compileWith(c, *model,
-                                                   {{"fc1.weight", pattern({32, 16}, 1)},
-                                                    {"fc1.bias", pattern({32}, 2)},
-                                                    {"fc2.weight", pattern({5, 32}, 3)},
-                                                    {"fc2.bias", pattern({5}, 4)}});
+  Compilation c(netOptions());
+  std::unique_ptr<CompiledModel> net = compileNet(c);
   ASSERT_TRUE(net != nullptr);
   auto call = [&](runtime::Tensor x, DiagnosticEngine &diags) {
     return net->call({EntryInput{std::move(x), runtime::Device::cpu(), "x"}}, diags);
