@@ -14,12 +14,13 @@
 //
 // Threads: call() is const and reentrant. Shared by all calls (read-only):
 // the machine code, the bound weights, the model's signature and the checked
-// program it points into; the shapes the last call bound, behind a mutex. Per call: the inputs'
-// descriptors, the output tensor and every temporary the compiled code allocates (the cpu pipeline
-// keeps no mutable globals: constants become read-only globals, every other
-// buffer is malloc'ed inside the call, and results go to the caller's
-// out-parameter). Each call reports into its own DiagnosticEngine; ranges in
-// those diagnostics point into the program's source buffers.
+// program it points into; the shapes the last call bound, behind a mutex.
+// Per call: the inputs' descriptors, the output tensor and every temporary
+// the compiled code allocates (the cpu pipeline keeps no mutable globals:
+// constants become read-only globals, every other buffer is malloc'ed
+// inside the call, and results go to the caller's out-parameter). Each call
+// reports into its own DiagnosticEngine; ranges in those diagnostics point
+// into the program's source buffers.
 //
 // The CompiledModel keeps the checked program and source manager by
 // reference: they must outlive it.
