@@ -166,7 +166,7 @@ ClassKey classOf(const GemmProblem &p) {
 std::string machineIdentity() {
   // v2: choices measured on a busy machine are no longer saved; v3: the
   // tiles kernel is a candidate; v4: small products are timed warm
-  // (Trial::timeOnce) and the tiles take few rows in the row-dot form.
+  // (Trial::timeOnce).
   std::string id = "modelc-gemm-choice v4\n";
   id += llvm::sys::getHostCPUName().str() + "\n";
   if (auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo")) {

@@ -4,7 +4,6 @@
 
 #include "jit/ConstantWeights.h"
 #include "jit/KernelTable.h"
-#include "jit/RowDot.h"
 
 #include <algorithm>
 #include <atomic>
@@ -249,10 +248,6 @@ void columnBlock(const GemmProblem &p, const Panel &panel, int64_t j0, int64_t w
 bool tileGemm(const GemmProblem &p) {
   if (p.k <= 0 || p.m <= 0 || p.n <= 0)
     return false;
-  if (rowDotApplies(p)) {
-    rowDotGemm(p, tileKernelsUseAvx512());
-    return true;
-  }
   // B in panels: kept (constant B), packed now (a transposed B that may
   // change), or as stored.
   std::shared_ptr<PackedB> packed;

@@ -8,9 +8,7 @@
 // (kEpilogueConstantB, a model's weight) is packed into panels once, kept
 // until forgetConstantWeights covers it (ConstantWeights.h); a B read as
 // stored is used in place; a transposed B that changes per call is packed
-// per call. AVX-512 where the CPU has it, else plain loops. Up to four rows
-// of A against a B read as W.T take the row-dot form (RowDot.h), which
-// reads W in place.
+// per call. AVX-512 where the CPU has it, else plain loops.
 //
 //===----------------------------------------------------------------------===//
 

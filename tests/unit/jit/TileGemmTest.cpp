@@ -12,7 +12,6 @@
 #include "JitTestUtils.h"
 #include "jit/ConstantWeights.h"
 #include "jit/GemmKernels.h"
-#include "jit/RowDot.h"
 
 #include <gtest/gtest.h>
 
@@ -84,11 +83,8 @@ const Layout layouts[] = {
     {13, 70, 600, true, true, 1, 0, 5, true, false},   // accumulate, depth blocks
     {6, 64, 257, false, false, 0, 13, 0, true, true},  // one row tile, one panel
     {40, 33, 50, false, true, 2, 2, 9, false, true},   // row tiles with a remainder
-    // The row-dot form (RowDot.h): up to 4 rows of A against W's rows.
-    {2, 37, 17, false, true, 3, 5, 4, true, false}, // 2 bands and 5 rows, a k tail, accumulate
-    {3, 19, 33, false, true, 0, 1, 0, false, true}, // a constant W read in place
-    {4, 64, 784, false, true, 0, 0, 0, false, true},
-    {4, 6, 1, false, true, 1, 2, 3, false, false}, // depth 1
+    {2, 37, 17, false, true, 3, 5, 4, true, false},    // few rows, accumulate, padded
+    {4, 6, 1, false, true, 1, 2, 3, false, false},     // depth 1
 };
 
 class TileGemmTest : public test::BothIsasTest {};
@@ -101,8 +97,7 @@ TEST_P(TileGemmTest, EveryLayoutMatchesTheProduct) {
 
 // A constant B is packed once per reading: the same buffer read by another
 // row count reuses the copy, and forgetting it makes the next call read
-// the new values. (Row counts above kRowDotMaxRows: fewer rows read W in
-// place.)
+// the new values.
 TEST_P(TileGemmTest, AConstantBIsPackedOnceUntilForgotten) {
   Layout l{5, 40, 20, false, true, 0, 0, 0, false, true};
   std::vector<float> a = randomValues(size_t(8 * 20), 1), b = randomValues(40 * 20, 2);
@@ -125,26 +120,6 @@ TEST_P(TileGemmTest, AConstantBIsPackedOnceUntilForgotten) {
   run(8);
   EXPECT_NEAR(c[0], first + a[0], 1e-5);
   forgetConstantWeights(b.data(), b.size() * sizeof(float));
-}
-
-// The row-dot form reads W where it is: a change to a constant W shows in
-// the next call (nothing was copied), and no packed copy is left to forget.
-TEST_P(TileGemmTest, FewRowsReadAConstantWInPlace) {
-  std::vector<float> a = randomValues(2 * 20, 1), w = randomValues(40 * 20, 2);
-  std::vector<float> c(2 * 40);
-  GemmProblem p;
-  p.m = 2, p.n = 40, p.k = 20;
-  p.a = a.data(), p.lda = 20;
-  p.b = w.data(), p.transposeB = true, p.ldb = 20;
-  p.c = c.data(), p.ldc = 40;
-  p.epilogue.constantB = true;
-  ASSERT_TRUE(rowDotApplies(p));
-  ASSERT_TRUE(tileGemm(p));
-  float first = c[0];
-  w[0] += 1.0f;
-  ASSERT_TRUE(tileGemm(p));
-  EXPECT_NEAR(c[0], first + a[0], 1e-5);
-  EXPECT_EQ(forgetConstantWeights(w.data(), w.size() * sizeof(float)), 0u);
 }
 
 } // namespace
