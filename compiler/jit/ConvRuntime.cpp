@@ -624,8 +624,7 @@ void runPrimitives(const CachedConv &conv, const View5 &in, const View5 &w, cons
     args[DNNL_ARG_BIAS] = bound.memory(
         kBias, memory::desc({out.sizes[1] * out.sizes[2]}, memory::data_type::f32, {1}), p.bias);
   if (conv.scratchpadBytes > 0)
-    args[DNNL_ARG_SCRATCHPAD] = bound.memory(kScratchpad, scratchpadDesc(conv.scratchpadBytes),
-                                             threadScratchpadData(conv.scratchpadBytes));
+    args[DNNL_ARG_SCRATCHPAD] = bound.scratchpad(kScratchpad, conv.scratchpadBytes);
   conv.primitive->execute(stream, args);
   if (conv.dst.toUser)
     conv.dst.toUser->execute(stream, dst, dstUser);

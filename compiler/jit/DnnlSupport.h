@@ -82,6 +82,10 @@ public:
   dnnl::memory &memory(int role, const dnnl::memory::desc &desc, const float *data) {
     return memory(role, desc, static_cast<void *>(const_cast<float *>(data))); // only read
   }
+  /// This thread's scratchpad buffer as a user scratchpad of `bytes`.
+  dnnl::memory &scratchpad(int role, size_t bytes) {
+    return memory(role, scratchpadDesc(bytes), threadScratchpadData(bytes));
+  }
   /// The argument map of the owner's `primitive`-th primitive (a conv and
   /// the pooling after it): the same keys at every call.
   std::unordered_map<int, dnnl::memory> &args(int primitive) { return args_[primitive]; }
@@ -96,11 +100,6 @@ private:
 inline BoundArgs &threadBoundArgs(const void *owner) {
   thread_local std::unordered_map<const void *, BoundArgs> bound;
   return bound[owner];
-}
-
-/// A user scratchpad of `bytes` in this thread's scratchpad buffer.
-inline dnnl::memory threadScratchpad(size_t bytes) {
-  return dnnl::memory(scratchpadDesc(bytes), cpuEngine(), threadScratchpadData(bytes));
 }
 
 /// The eltwise post-op of an activation step.

@@ -305,8 +305,7 @@ bool dnnlMatmul(const GemmProblem &p) {
         bound.memory(kPostOps + postOp, desc, x.data);
   }
   if (matmul.scratchpadBytes > 0)
-    args[DNNL_ARG_SCRATCHPAD] = bound.memory(kScratchpad, scratchpadDesc(matmul.scratchpadBytes),
-                                             threadScratchpadData(matmul.scratchpadBytes));
+    args[DNNL_ARG_SCRATCHPAD] = bound.scratchpad(kScratchpad, matmul.scratchpadBytes);
   dnnl::stream &stream = threadStream();
   matmul.primitive->execute(stream, args);
   stream.wait();
