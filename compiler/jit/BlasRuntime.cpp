@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 using namespace modelc::jit;
 
 namespace {
@@ -36,6 +40,10 @@ bool asMatrixView(const StridedMemRefType<float, 2> &m, MatrixView &view) {
 }
 
 const float *dataOf(const StridedMemRefType<float, 2> &m) { return m.data + m.offset; }
+
+/// A batch of products from this many multiply-adds on shares its matrices
+/// among the threads (~10 µs of small products on one core).
+constexpr double kBatchParallelMinMacs = 1 << 20;
 
 /// c = epilogue(a * b (+ c)) for any strides: the library kernels when a
 /// and b are row- or column-major and c row-major, else through a
@@ -109,10 +117,28 @@ extern "C" void modelc_batch_sgemm_ciface(StridedMemRefType<float, 3> *a,
     view.strides[1] = m.strides[2];
     return view;
   };
-  for (int64_t i = 0; i < c->sizes[0]; ++i) {
+  auto multiplyOne = [&](int64_t i) {
     StridedMemRefType<float, 2> ai = matrix(*a, i), bi = matrix(*b, i), ci = matrix(*c, i);
     multiply(ai, bi, ci, /*accumulate=*/true, Epilogue());
+  };
+  int64_t count = c->sizes[0];
+  double macs = double(count) * double(c->sizes[1]) * double(c->sizes[2]) * double(a->sizes[2]);
+#ifdef _OPENMP
+  // Attention's many small products (one per batch and head, each too small
+  // for a parallel kernel): the matrices are shared among the threads. The
+  // first runs alone, so that its shape's kernel is chosen (and measured)
+  // outside the parallel region.
+  if (count > 2 && macs >= kBatchParallelMinMacs && omp_get_max_threads() > 1 &&
+      !omp_in_parallel()) {
+    multiplyOne(0);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 1; i < count; ++i)
+      multiplyOne(i);
+    return;
   }
+#endif
+  for (int64_t i = 0; i < count; ++i)
+    multiplyOne(i);
 }
 
 extern "C" void modelc_matmul_epilogue_ciface(StridedMemRefType<float, 2> *a,

@@ -55,6 +55,30 @@ func.func @bmm(%a: tensor<2x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<2x3x5xf32
   }
 }
 
+// 64 products of 32x64 by 64x32 (attention's shape at batch 16, 4 heads):
+// enough work that the threads share the matrices (BlasRuntime.cpp).
+TEST(JitTest, ManyBatchedProductsAreAllComputed) {
+  auto module = compileOrFail(R"mlir(
+func.func @bmm(%a: tensor<?x32x64xf32>, %b: tensor<?x64x32xf32>) -> tensor<?x32x32xf32> {
+  %0 = mdl.matmul %a, %b : tensor<?x32x64xf32>, tensor<?x64x32xf32> -> tensor<?x32x32xf32>
+  return %0 : tensor<?x32x32xf32>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  const int64_t count = 64;
+  OwnedMemRef<float, 3> a({count, 32, 64}), b({count, 64, 32}), c({count, 32, 32});
+  fillRandom(a.values(), 5);
+  fillRandom(b.values(), 6);
+  ASSERT_FALSE(module->call("bmm", {a.get(), b.get(), c.get()}));
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<float> ai(a.values().begin() + i * 2048, a.values().begin() + (i + 1) * 2048);
+    std::vector<float> bi(b.values().begin() + i * 2048, b.values().begin() + (i + 1) * 2048);
+    std::vector<float> ci(c.values().begin() + i * 1024, c.values().begin() + (i + 1) * 1024);
+    SCOPED_TRACE("matrix " + std::to_string(i));
+    expectNear(ci, referenceMatmul(ai, bi, 32, 64, 32), 1e-4f);
+  }
+}
+
 // x[B,4] -> Linear(4,8) -> ReLU -> Linear(8,3) -> softmax, batch size dynamic.
 const char *kMlp = R"mlir(
 !x = tensor<?x4xf32, #mdl.device<cpu>>
