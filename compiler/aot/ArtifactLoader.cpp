@@ -5,6 +5,7 @@
 #include "aot/RuntimeSymbols.h"
 
 #include "cudaexec/PlanExecutor.h"
+#include "jit/ParallelRuntime.h"
 
 #include "runtime/InputCheck.h"
 
@@ -137,6 +138,10 @@ LoadedArtifact::linkObject(const Artifact &artifact, llvm::StringRef name,
   };
   orc::SymbolMap runtimeSymbols;
   for (const RuntimeSymbol &symbol : aotRuntimeSymbols())
+    runtimeSymbols[prefixed(symbol.name)] = {orc::ExecutorAddr::fromPtr(symbol.address),
+                                             llvm::JITSymbolFlags::Exported};
+  // Parallel loops: LLVM's OpenMP ABI on the process's OpenMP (jit/ParallelRuntime.h).
+  for (const jit::OpenMpSymbol &symbol : jit::openMpRuntimeSymbols())
     runtimeSymbols[prefixed(symbol.name)] = {orc::ExecutorAddr::fromPtr(symbol.address),
                                              llvm::JITSymbolFlags::Exported};
   if (llvm::Error err = library.define(orc::absoluteSymbols(std::move(runtimeSymbols))))

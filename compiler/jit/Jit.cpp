@@ -4,6 +4,7 @@
 
 #include "jit/BlasRuntime.h"
 #include "jit/ConvRuntime.h"
+#include "jit/ParallelRuntime.h"
 #include "lower/Passes.h"
 #include "mlir/MdlDialect.h"
 
@@ -92,6 +93,7 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
   PassManager pm(&ctx);
   lower::CpuPipelineOptions pipelineOptions;
   pipelineOptions.useBlas = options.useBlas;
+  pipelineOptions.parallelLoopMinWork = options.parallelLoopMinWork;
   lower::buildCpuPipeline(pm, pipelineOptions);
   LogicalResult lowered = failure();
   std::string errors = captureDiagnostics(ctx, [&] { lowered = pm.run(module); });
@@ -155,6 +157,10 @@ llvm::Expected<std::unique_ptr<JitModule>> JitModule::compile(ModuleOp module,
                                  llvm::JITSymbolFlags::Exported};
     symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
                                        llvm::JITSymbolFlags::Exported};
+    // Parallel loops: LLVM's OpenMP ABI on the process's OpenMP.
+    for (const OpenMpSymbol &symbol : openMpRuntimeSymbols())
+      symbols[interner(symbol.name)] = {llvm::orc::ExecutorAddr::fromPtr(symbol.address),
+                                        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   engine->initialize();

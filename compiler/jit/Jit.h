@@ -10,6 +10,8 @@
 #ifndef MODELC_JIT_JIT_H
 #define MODELC_JIT_JIT_H
 
+#include "lower/Passes.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +31,9 @@ struct JitOptions {
   bool useBlas = true;
   /// Keep the object code the JIT links, for objectCode().
   bool keepObjectCode = false;
+  /// Work from which a loop nest runs on the OpenMP threads (0: never;
+  /// MODELC_PARALLEL_MIN_WORK overrides it, see docs/running.md).
+  int64_t parallelLoopMinWork = lower::kParallelLoopMinWork;
 };
 
 /// Registers every dialect, extension and LLVM translation the cpu pipeline

@@ -17,6 +17,7 @@
 
 #include "lower/Passes.h"
 
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,6 +28,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -46,9 +48,13 @@ constexpr const char *kBufferize =
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "canonicalize";
 
+constexpr const char *kToLoops = "buffer-deallocation-pipeline,convert-math-to-funcs,"
+                                 "func.func(convert-linalg-to-parallel-loops)";
+
+// After mdl-parallel-loops, which leaves scf.parallel only where the nest
+// runs on the threads, and convert-scf-to-openmp.
 constexpr const char *kToLlvm =
-    "buffer-deallocation-pipeline,convert-math-to-funcs,"
-    "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
+    "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";
 
@@ -163,6 +169,10 @@ struct CpuPipelineCLOptions : PassPipelineOptions<CpuPipelineCLOptions> {
   Option<bool> useBlas{*this, "use-blas",
                        llvm::cl::desc("Call the runtime (oneDNN/OpenBLAS) for f32 matmul and conv"),
                        llvm::cl::init(true)};
+  Option<int64_t> parallelMinWork{
+      *this, "parallel-min-work",
+      llvm::cl::desc("Work from which a loop nest runs on the OpenMP threads (0: never)"),
+      llvm::cl::init(kParallelLoopMinWork)};
 };
 
 } // namespace
@@ -188,6 +198,14 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createReassociateReductionsPass());
   // Before expand-strided-metadata, which crashes on these (see the pass).
   pm.addPass(createExpandDynamicReshapesPass());
+  if (failed(parsePassPipeline(kToLoops, pm)))
+    llvm::report_fatal_error("modelc: the cpu pipeline (loops part) does not parse");
+  int64_t parallelMinWork = options.parallelLoopMinWork;
+  if (const char *env = std::getenv("MODELC_PARALLEL_MIN_WORK"); env && *env)
+    parallelMinWork = std::strtoll(env, nullptr, 10);
+  pm.addNestedPass<func::FuncOp>(createParallelLoopsPass(parallelMinWork));
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addNestedPass<func::FuncOp>(createInlineAllocaScopesPass());
   if (failed(parsePassPipeline(kToLlvm, pm)))
     llvm::report_fatal_error("modelc: the cpu pipeline (LLVM part) does not parse");
 }
@@ -204,12 +222,15 @@ void registerPasses() {
   registerPass([] { return createHoistStatePrepPass(); });
   registerPass([] { return createResultsInPlacePass(); });
   registerPass([] { return createReassociateReductionsPass(); });
+  registerPass([] { return createParallelLoopsPass(); });
+  registerPass([] { return createInlineAllocaScopesPass(); });
   PassPipelineRegistration<CpuPipelineCLOptions>(
       "mdl-lower-cpu",
       "Lower mdl to the LLVM dialect for the cpu (mdl-to-linalg ... convert-to-llvm)",
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
         options.useBlas = cl.useBlas;
+        options.parallelLoopMinWork = cl.parallelMinWork;
         buildCpuPipeline(pm, options);
       });
 }

@@ -11,6 +11,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -72,6 +73,23 @@ std::unique_ptr<mlir::Pass> createApproximateMathPass();
 /// vectorizer keeps partial sums (a sum, max or norm over a row).
 std::unique_ptr<mlir::Pass> createReassociateReductionsPass();
 
+/// Work (loop iterations x operations per iteration) from which a loop nest
+/// runs on the OpenMP threads: about 20-40 µs of scalar work, several times
+/// what a fork and join cost while the threads are awake.
+inline constexpr int64_t kParallelLoopMinWork = 1 << 17;
+
+/// `mdl-parallel-loops{min-work=N}`: after convert-linalg-to-parallel-loops,
+/// marks each outermost scf.parallel whose body only computes and accesses
+/// memory to run on the OpenMP threads (convert-scf-to-openmp) when its work
+/// reaches `minWork` (checked at run time where sizes are dynamic); every
+/// other scf.parallel becomes nested scf.for.
+std::unique_ptr<mlir::Pass> createParallelLoopsPass(int64_t minWork);
+std::unique_ptr<mlir::Pass> createParallelLoopsPass();
+
+/// `mdl-inline-alloca-scopes`: inlines memref.alloca_scope ops that allocate
+/// nothing (convert-scf-to-openmp wraps each iteration in one).
+std::unique_ptr<mlir::Pass> createInlineAllocaScopesPass();
+
 /// Name of the runtime function the BLAS pass calls; its C entry point is
 /// `_mlir_ciface_modelc_sgemm(StridedMemRefType<float, 2> *A, *B, *C)`.
 inline constexpr const char *kSgemmFunction = "modelc_sgemm";
@@ -107,6 +125,8 @@ struct CpuPipelineOptions {
   /// Call the runtime's library code (oneDNN, else OpenBLAS) for f32 matmul
   /// and conv instead of generating loops.
   bool useBlas = true;
+  /// mdl-parallel-loops' min-work (0: every loop on the calling thread).
+  int64_t parallelLoopMinWork = kParallelLoopMinWork;
 };
 
 /// Appends the whole CPU lowering (mdl on tensors -> LLVM dialect) to `pm`,
