@@ -273,6 +273,25 @@ Dim Dim::floorDiv(Dim divisor) const {
     return constant(floorDivide(*c, *d));
   if (std::optional<Dim> q = exactDiv(divisor))
     return *q;
+  // Whole multiples of a constant divisor leave the floor, each symbolic
+  // term's coefficient c = d * floor(c / d) + (c mod d): (2*h + 1) / 2 is h,
+  // the length of arange(0, 2 * h, step: 2) and of x[0::2] when x has 2 * h
+  // elements. The constant term stays inside: (H - 1)/2 keeps its form.
+  if (d && *d > 1) {
+    Dim whole, rest;
+    for (const Term &t : terms()) {
+      int64_t quotient = t.atoms.empty() ? 0 : floorDivide(t.coeff, *d);
+      int64_t remainder = t.coeff - quotient * *d;
+      llvm::SmallVector<Term, 1> wholePart{Term{quotient, t.atoms}};
+      llvm::SmallVector<Term, 1> restPart{Term{remainder, t.atoms}};
+      if (quotient != 0)
+        whole = whole + intern(std::move(wholePart));
+      if (remainder != 0)
+        rest = rest + intern(std::move(restPart));
+    }
+    if (!whole.terms().empty())
+      return whole + rest.floorDiv(divisor);
+  }
   // Terms that are multiples of a symbolic monomial divisor leave the floor:
   // (img - patch) / patch is img / patch - 1, so a conv with stride = kernel
   // = patch has img / patch outputs, as PyTorch's ViT patch count says.

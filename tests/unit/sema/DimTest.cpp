@@ -65,6 +65,19 @@ TEST(DimTest, FloorDivisionIsExactWhenPossible) {
   EXPECT_EQ(q, (h - k(1)).floorDiv(2));
 }
 
+TEST(DimTest, MultiplesOfAConstantDivisorLeaveTheFloor) {
+  Dim h = sym("H"), w = sym("W");
+  // arange(0, 2 * h, step: 2) and x[0::2] of 2 * h elements: h of them.
+  EXPECT_EQ((k(2) * h + k(1)).floorDiv(2), h);
+  EXPECT_EQ((k(2) * h - k(1)).floorDiv(2), h - k(1));
+  // Each coefficient splits as 2 * floor(c / 2) + (c mod 2).
+  EXPECT_EQ((k(3) * h + k(1)).floorDiv(2), h + (h + k(1)).floorDiv(2));
+  EXPECT_EQ((k(4) * h + w + k(5)).floorDiv(4), h + (w + k(5)).floorDiv(4));
+  EXPECT_EQ((k(-3) * h).floorDiv(2), k(-2) * h + h.floorDiv(2));
+  // Nothing to take out: the quotient atom, as before.
+  EXPECT_EQ((h + k(3)).floorDiv(4).str(), "(H + 3)/4");
+}
+
 TEST(DimTest, MultiplesOfASymbolicDivisorLeaveTheFloor) {
   // A conv with kernel = stride = patch: (H - patch) / patch + 1 == H / patch.
   Dim h = sym("H"), p = sym("patch");
