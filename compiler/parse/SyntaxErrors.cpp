@@ -293,9 +293,28 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
   std::string spelling = literalSpelling(offendingSymbol->getType(), vocab);
   if (isKeywordSpelling(spelling) && expected.phrase().find("identifier") != std::string::npos)
     builder.note("`" + spelling + "` is a keyword and cannot be used as a name");
-  // PyTorch's `x.float()`, `x.int()`: a conversion is `cast` here.
-  if (previous && previous->getText() == "." && (spelling == "float" || spelling == "int")) {
-    std::string dtype = spelling == "float" ? "f32" : "i32";
+  // PyTorch's `x.cpu()`, `x.cuda()`: a transfer is `.to(DEVICE)` here.
+  if (previous && previous->getText() == "." && (spelling == "cpu" || spelling == "cuda")) {
+    // `cpu()` -> `to(cpu)` when the call has no arguments.
+    std::vector<Edit> edits;
+    if (state_.tokens && index != INVALID_INDEX && index + 2 < state_.tokens->size() &&
+        state_.tokens->get(index + 1)->getText() == "(" &&
+        state_.tokens->get(index + 2)->getText() == ")")
+      edits.push_back({Range::join(at, state_.range(state_.tokens->get(index + 2))),
+                       spelling == "cpu" ? "to(cpu)" : "to(cuda:0)"});
+    if (spelling == "cpu")
+      builder.help("PyTorch's `.cpu()` is `.to(cpu)` here", edits,
+                   Applicability::MachineApplicable);
+    else
+      builder.help("PyTorch's `.cuda()` is `.to(cuda:0)` here (`.to(D)` with the model's device "
+                   "parameter in a generic model)",
+                   edits, Applicability::MaybeIncorrect);
+    return;
+  }
+  // PyTorch's `x.float()`, `x.int()`, `x.bool()`: a conversion is `cast` here.
+  if (previous && previous->getText() == "." &&
+      (spelling == "float" || spelling == "int" || spelling == "bool")) {
+    std::string dtype = spelling == "float" ? "f32" : spelling == "int" ? "i32" : "bool";
     builder.help("PyTorch's `." + spelling + "()` is `cast(x, " + dtype + ")` here, or `x.to(" +
                      dtype + ")`",
                  {}, Applicability::HasPlaceholders);

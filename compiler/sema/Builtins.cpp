@@ -142,8 +142,16 @@ const Value *BuiltinCall::tensor(size_t i) {
   const Value &v = args[i].value;
   if (v.type.isTensor())
     return &v;
-  c.diags_.report(DiagId::ExpectedTensor, rangeOf(i), spec.name, c.typeStr(v))
-      .primary("argument `" + names[i].str() + "` must be a tensor");
+  auto diag = c.diags_.report(DiagId::ExpectedTensor, rangeOf(i), spec.name, c.typeStr(v));
+  diag.primary("argument `" + names[i].str() + "` must be a tensor");
+  // PyTorch's `math.sqrt(d_k)`: a number's root is a power here.
+  if (spec.name == "sqrt" && v.type.isScalar() && args[i].expr) {
+    std::string operand = args[i].expr->range.text().str();
+    if (!llvm::isa<ast::NameExpr, ast::IntLitExpr, ast::FloatLitExpr>(args[i].expr))
+      operand = "(" + operand + ")";
+    diag.help("the square root of a number is `" + operand + " ** 0.5`",
+              {{call.range, operand + " ** 0.5"}});
+  }
   return nullptr;
 }
 

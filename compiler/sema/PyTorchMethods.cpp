@@ -65,6 +65,16 @@ bool Checker::helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &
         {{{method.base->range.end, call.range.end}, " ** " + (simple ? text : "(" + text + ")")}});
     return true;
   }
+  // PyTorch's conversions by dtype name: `cast` here.
+  static const std::pair<llvm::StringRef, llvm::StringRef> kConversions[] = {
+      {"half", "f16"}, {"bfloat16", "bf16"}, {"double", "f64"}, {"long", "i64"}};
+  for (auto [torchName, dtype] : kConversions)
+    if (name == torchName && call.args.empty()) {
+      diag.help(
+          "PyTorch's `." + name.str() + "()` is `cast(x, " + dtype.str() + ")` here",
+          {{call.range, "cast(" + method.base->range.text().str() + ", " + dtype.str() + ")"}});
+      return true;
+    }
   if (name == "t" && call.args.empty() && !tensor.shape.hasPack() &&
       tensor.shape.dims.size() == 2) {
     diag.help("PyTorch's `t()` is `.T` here", {{nameToEnd, "T"}});
