@@ -106,7 +106,9 @@ primary
 args       : arg (',' arg)* ','? ;
 // `name=value` (Python's keyword argument) parses so that the checker can
 // say `name: value` once instead of a cascade of syntax errors.
-arg        : (IDENT (':' | '='))? expr ;
+// `device:` is PyTorch's `device=` (a keyword here): parsed as a named
+// argument so that the checker can say how a device is written.
+arg        : ((IDENT | DEVICE) (':' | '='))? expr ;
 // `i`, `a:b`, `:b`, `a::c`, `:`. Written so one token of lookahead decides.
 slice      : expr sliceTail? | sliceTail ;
 sliceTail  : ':' expr? (':' expr?)? ;

@@ -1167,8 +1167,8 @@ private:
           value = piece.as<Mdl::ExprContext>();
         } else if (piece.kind == NodeKind::Token) {
           antlr4::Token *token = piece.token->getSymbol();
-          if (token->getType() == Mdl::IDENT)
-            arg.name = ident(token);
+          if (token->getType() == Mdl::IDENT || token->getType() == Mdl::DEVICE)
+            arg.name = Ident{text(token).str(), range(token)};
           else if (token->getText() == "=" && arg.name)
             reportPythonKeywordArgument(*arg.name, token);
         } else {

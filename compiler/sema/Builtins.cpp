@@ -74,8 +74,13 @@ bool BuiltinCall::bind(const Value *receiver) {
     if (arg.name) {
       auto it = llvm::find(names, arg.name->name);
       if (it == names.end()) {
-        c.diags_.report(DiagId::UnknownNamedArgument, arg.name->range, spec.name, arg.name->name)
-            .primary("parameters are: " + llvm::join(names, ", "));
+        auto diag = c.diags_.report(DiagId::UnknownNamedArgument, arg.name->range, spec.name,
+                                    arg.name->name);
+        diag.primary("parameters are: " + llvm::join(names, ", "));
+        // PyTorch's `zeros(..., device=d)`: the device is written after the
+        // value (`@ D`), or left to inference from the value's use.
+        if (arg.name->name == "device")
+          c.helpWithDeviceArgument(diag, call, arg);
         ok = false;
         continue;
       }

@@ -279,6 +279,10 @@ public:
   /// (`x.permute(0, 2, 3, 1)` -> `x.permute([0, 2, 3, 1])`); empty when one
   /// of them is named.
   static std::vector<Edit> wrapArgsInList(const ast::CallExpr &call, size_t first);
+  /// PyTorch's `device=` argument of a creation: the help removes it (the
+  /// device is inferred from the value's use) and names `@ DEVICE`.
+  void helpWithDeviceArgument(DiagnosticBuilder &diag, const ast::CallExpr &call,
+                              const ast::Arg &arg);
   /// E0107 for `missing`; the label counts the arguments when none is named.
   void reportMissingArgument(Range at, llvm::StringRef callee, llvm::StringRef missing,
                              size_t required, size_t total, size_t given, bool named,

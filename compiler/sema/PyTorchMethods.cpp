@@ -27,6 +27,24 @@ std::vector<Edit> Checker::wrapArgsInList(const ast::CallExpr &call, size_t firs
   return {{{open.begin, open.begin}, "["}, {close.after(), "]"}};
 }
 
+void Checker::helpWithDeviceArgument(DiagnosticBuilder &diag, const ast::CallExpr &call,
+                                     const ast::Arg &arg) {
+  auto at = llvm::find_if(call.args, [&](const ast::Arg &a) { return &a == &arg; });
+  if (at == call.args.end() || !arg.value)
+    return;
+  // With the `,` before it (or after it, when it comes first).
+  Range removed = arg.range;
+  if (at != call.args.begin())
+    removed.begin = std::prev(at)->range.end;
+  else if (std::next(at) != call.args.end())
+    removed.end = std::next(at)->range.begin;
+  diag.help("a tensor's device is part of its type, not an argument: without it the device is "
+            "inferred from the value's use; `" +
+                call.callee->range.text().str() + "(...) @ " + arg.value->range.text().str() +
+                "` places it explicitly",
+            {{removed, ""}});
+}
+
 bool Checker::helpWithTorchMethod(DiagnosticBuilder &diag, const ast::CallExpr &call,
                                   const ast::MemberExpr &method, const Type &tensor) {
   llvm::StringRef name = method.member.name;
