@@ -261,6 +261,21 @@ Value BuiltinCall::loss() {
   const Value *weight = has(P::weight) ? tensor(P::weight) : nullptr;
   if (!logits || !target || (has(P::weight) && !weight))
     return failed();
+  // PyTorch's cross_entropy also takes class probabilities: a floating
+  // target of the logits' shape. Not here: the help writes the loss.
+  if (spec.name == "cross_entropy" && !weight && target->type.dtype.isFloating() &&
+      target->type.shape == logits->type.shape && logits->type.rank() == 2 && logits->expr &&
+      target->expr) {
+    std::string l = logits->expr->range.text().str(), t = target->expr->range.text().str();
+    c.diags_.report(DiagId::ExpectedIntegerIndex, target->range(), spec.name, c.typeStr(*target))
+        .primary("class probabilities, not class indices")
+        .label(logits->range(), c.typeStr(*logits))
+        .note("`cross_entropy` takes the class index of each row (PyTorch's other form, "
+              "probabilities of the logits' shape, is not a built-in)")
+        .help("for probabilities, write the loss out",
+              {{call.range, "-mean(sum(" + t + " * log_softmax(" + l + ", dim: 1), dim: 1))"}});
+    return failed();
+  }
   if (!floating(*logits) || !integerIndex(*target) ||
       (weight && !c.requireSameDType(spec.name, *logits, *weight)))
     return failed();
