@@ -56,6 +56,9 @@ BINARY = {
     torch.bmm: "@",
     torch.pow: "**",
 }
+# On bool tensors (masks): `~m`, `a & b`, `a | b`.
+LOGICAL = {operator.and_: "and", operator.or_: "or", torch.logical_and: "and",
+           torch.logical_or: "or"}
 BINARY_METHODS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow": "**",
                   "bmm": "@"}
 LIKE_FUNCTIONS = {torch.zeros_like: "zeros", torch.ones_like: "ones", torch.randn_like: "randn",
@@ -256,6 +259,7 @@ class Unit:
         self.final_name = class_name
         self.duplicate_of = None  # an earlier unit whose model is the same
         self.input_names = []
+        self.defaults = {}  # placeholder -> the default it was traced at
 
 
 class ModelEmitter:
@@ -275,6 +279,7 @@ class ModelEmitter:
         self.value_params = []  # (name, type, default, loc)
         self.declared_forward = {}
         self.recurrent = {}  # node -> RecurrentCall: the tuple an nn.LSTM/nn.GRU call returns
+        self.lists = set()  # split/chunk results: lists indexed where fx takes their items
         self.unpacked = set()  # results named by the `let (a, b) = ...` of their call
         self.recurrent_parts = {}  # node -> (RecurrentCall, "state" | "h_n" | "c_n")
         self.used_plain = set()
@@ -517,6 +522,15 @@ class ModelEmitter:
                                             "statistics (eval mode)")
             return "nn.BatchNorm2d", "%d, eps: %s%s" % (
                 m.num_features, float_text(m.eps), "" if m.affine else ", affine: false")
+        if kind == "BatchNorm1d":
+            if not m.track_running_stats:
+                raise unsupported("nn.BatchNorm1d(track_running_stats=False)", loc,
+                                  help_text="std.nn's BatchNorm1d normalises with the running "
+                                            "statistics (eval mode)")
+            return "nn.BatchNorm1d", "%d, eps: %s%s" % (
+                m.num_features, float_text(m.eps), "" if m.affine else ", affine: false")
+        if kind == "TransformerEncoder":
+            return "nn.TransformerEncoder", self.encoder_args(m, loc)
         if kind == "LayerNorm":
             if len(m.normalized_shape) != 1:
                 raise unsupported("nn.LayerNorm over several dims", loc,
@@ -614,6 +628,24 @@ class ModelEmitter:
             ("bidirectional", m.bidirectional, False),
             ("proj_size", getattr(m, "proj_size", 0), 0)))
 
+    def encoder_args(self, m, loc):
+        """std.nn TransformerEncoder's arguments: its layers' (PyTorch copies
+        one layer num_layers times), num_layers, and `final_norm` for
+        `norm=nn.LayerNorm(d_model)`."""
+        layer = m.layers[0]
+        d_model, nhead, rest = self.encoder_layer_args(layer, loc).split(", ", 2)
+        final = ""
+        if m.norm is not None:
+            norm = m.norm
+            if type(norm).__name__ != "LayerNorm" or not norm.elementwise_affine or \
+                    norm.eps != layer.norm1.eps:
+                raise unsupported("nn.TransformerEncoder(norm=%s)" % type(norm).__name__, loc,
+                                  help_text="std.nn's TransformerEncoder ends with "
+                                            "nn.LayerNorm(d_model) of its layers' eps "
+                                            "(`final_norm: true`)")
+            final = ", final_norm: true"
+        return "%s, %s, %d, %s%s" % (d_model, nhead, m.num_layers, rest, final)
+
     def encoder_layer_args(self, m, loc):
         """std.nn TransformerEncoderLayer's arguments for PyTorch's options."""
         act = m.activation
@@ -636,7 +668,7 @@ class ModelEmitter:
         lines = []
         params = []
         for node in graph.nodes:
-            if node.op != "placeholder":
+            if node.op != "placeholder" or node in unit.defaults:
                 continue
             name = self.fresh(node.name)
             self.names[node] = name
@@ -653,14 +685,22 @@ class ModelEmitter:
         for node in graph.nodes:
             if node.op == "placeholder":
                 continue
+            if node.op == "call_function" and \
+                    getattr(node.target, "__name__", "") == "_assert_is_none":
+                continue  # fx's check of a parameter traced at its default None
             if node.op == "output":
                 output = node
                 continue
             lines.extend(self.emit_node(node))
         result = output.args[0]
+        # A dict of results (Hugging Face and detection models): its values,
+        # in order, as a tuple; a comment in the fn names them.
+        keys = list(result.keys()) if isinstance(result, dict) else None
+        if keys is not None:
+            result = tuple(result.values())
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         for item in results:
-            if isinstance(item, (tuple, list)) or item in self.recurrent or \
+            if isinstance(item, (tuple, list, dict)) or item in self.recurrent or \
                     item in self.recurrent_parts:
                 raise unsupported("a forward that returns a nested tuple", self.last_loc(graph),
                                   help_text="return the tensors as one flat tuple "
@@ -675,6 +715,9 @@ class ModelEmitter:
         fix_loc = unit.forward_loc
         body = [Line(header, fix_loc)]
         body += [Line("  " + l.text, l.loc, l.fix, l.kind, l.redundant_fix) for l in lines]
+        if keys is not None:
+            body.append(Line("  // PyTorch's forward returns a dict; here its values, in order: "
+                             + ", ".join(str(k) for k in keys)))
         body.append(Line("  return %s" % ", ".join(self.names[item] for item in results),
                          results[-1].meta.get("loc")))
         body.append(Line("}"))
@@ -685,6 +728,14 @@ class ModelEmitter:
             if node.meta.get("loc"):
                 return node.meta["loc"]
         return self.unit.forward_loc
+
+    def size_or_arg(self, a, loc):
+        """Operand text of a binary op: a size node is its number, or its dim
+        expression where it varies with the input sizes."""
+        if isinstance(a, torch.fx.Node) and a not in self.exprs and \
+                isinstance(self.sample(a), int) and not isinstance(self.sample(a), bool):
+            return "(%s)" % self.dim_text(self.values(a), loc)
+        return self.arg(a, loc)
 
     def arg(self, a, loc, want="tensor"):
         """Operand text for a node argument."""
@@ -913,6 +964,8 @@ class ModelEmitter:
                 needs_whole_state(node, module.num_layers, call.lstm))
             self.recurrent[node] = call
             return lines
+        if kind == "BatchNorm1d" and self.sample(node.args[0]).dim() == 3:
+            callee += ".forward_seq"  # [N, C, L]
         sample = self.sample(node)
         if isinstance(sample, tuple):
             unpacked = self.unpack_results(node, len(sample), dev)
@@ -1144,6 +1197,8 @@ class ModelEmitter:
         if method in BINARY_METHODS:
             return self.bind(node, "%s %s %s" % (xs, BINARY_METHODS[method],
                                                  self.arg(rest[0], loc)), dev, loc)
+        if method in ("split", "chunk"):
+            return self.emit_split(node, method, x, rest, kw, dev, loc)
         if method in ("view", "reshape"):
             dims = self.shape_list(rest, loc)
             return self.bind(node, "reshape(%s, [%s])" % (xs, ", ".join(dims)), dev, loc)
@@ -1371,13 +1426,21 @@ class ModelEmitter:
             raise unsupported("`Tensor.%s`" % attr, loc)
         if fn is operator.getitem:
             return self.emit_getitem(node, args, loc, dev)
+        if fn in (torch.split, torch.chunk):
+            return self.emit_split(node, fn.__name__, args[0], args[1:], kw, dev, loc)
+        if fn in (operator.invert, torch.logical_not) and \
+                self.sample(args[0]).dtype == torch.bool:
+            return self.bind(node, "not (%s)" % self.arg(args[0], loc), dev, loc)
+        if fn in LOGICAL and all(isinstance(a, torch.fx.Node) and
+                                 self.sample(a).dtype == torch.bool for a in args[:2]):
+            return self.bind(node, "(%s) %s (%s)" % (self.arg(args[0], loc), LOGICAL[fn],
+                                                     self.arg(args[1], loc)), dev, loc)
         if fn in BINARY:
+            # A tensor with a size (`x.sum(-1) / x.size(-1)`, `x * C` after
+            # `B, T, C = x.shape`): the size is a number or a dim here.
             a, b = args[0], args[1] if len(args) > 1 else kw.get("other")
-            if isinstance(a, torch.fx.Node) and isinstance(self.sample(a), int) or \
-                    isinstance(b, torch.fx.Node) and isinstance(self.sample(b), int):
-                return []
-            return self.bind(node, "%s %s %s" % (self.arg(a, loc), BINARY[fn], self.arg(b, loc)),
-                             dev, loc)
+            return self.bind(node, "%s %s %s" % (self.size_or_arg(a, loc), BINARY[fn],
+                                                 self.size_or_arg(b, loc)), dev, loc)
         if fn in UNARY:
             if fn is F.gelu and kw.get("approximate", "none") != "none":
                 raise unsupported("gelu(approximate=%r)" % kw["approximate"], loc)
@@ -1512,12 +1575,32 @@ class ModelEmitter:
                                         ("dilation", d, "1"),
                                         ("groups", str(v.get("groups", 1)), "1")) + ")"
 
+    def emit_split(self, node, method, x, rest, kw, dev, loc):
+        """`x.split(n, dim)` / `x.chunk(k, dim)` (nanoGPT's `q, k, v =
+        self.c_attn(x).split(self.n_embd, dim=2)`): the built-in's list,
+        indexed where fx takes its items."""
+        size = rest[0] if rest else kw.get("split_size_or_sections", kw.get("split_size",
+                                                                             kw.get("chunks")))
+        dim = rest[1] if len(rest) > 1 else kw.get("dim", 0)
+        if isinstance(size, (list, tuple)):
+            size_text = "[%s]" % ", ".join(self.int_text(v, loc) for v in size)
+        else:
+            size_text = self.int_text(size, loc)
+        self.lists.add(node)
+        return self.bind(node, "%s(%s, %s, dim: %s)" % (method, self.arg(x, loc), size_text,
+                                                       self.int_text(dim, loc)), dev, loc)
+
     def emit_getitem(self, node, args, loc, dev):
         source, index = args
         if source in self.recurrent or source in self.recurrent_parts:
             return self.emit_recurrent_part(node, source, index, loc)
         if node in self.unpacked:
             return []
+        if source in self.lists:
+            count = len(self.sample(source))
+            if not isinstance(index, int) or not -count <= index < count:
+                raise unsupported("item %r of a split" % (index,), loc)
+            return self.bind(node, "%s[%d]" % (self.exprs[source], index), dev, loc)
         if isinstance(self.sample(source), tuple) and source in self.names:
             # The results of a submodel whose forward returns a tuple.
             count = len(self.sample(source))

@@ -218,6 +218,25 @@ class Session:
         return model
 
     # ---------------------------------------------------------- tracing
+    def defaults_left_out(self, module):
+        """The root model's trailing forward parameters with defaults beyond
+        the --input types given (`def forward(self, x, mask=None)` with one
+        --input): traced at their defaults, as a call without them runs."""
+        import inspect
+
+        if module is not self.root:
+            return {}
+        try:
+            params = list(inspect.signature(type(module).forward).parameters.values())[1:]
+        except (TypeError, ValueError):
+            return {}
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        left = positional[len(self.options.input):]
+        if not left or any(p.default is p.empty for p in left):
+            return {}
+        return {p.name: p.default for p in left}
+
     def trace_unit(self, module):
         from emitter import Unit
         from tracing import ModelcTracer, construction_patches, is_torch_layer, patched
@@ -230,15 +249,22 @@ class Session:
         fn_globals = getattr(type(module).forward, "__globals__", None)
         if fn_globals is not None and fn_globals is not self.user_module.__dict__:
             user_globals.append(fn_globals)
+        defaults = self.defaults_left_out(module)
         try:
             with patched(construction_patches()):
-                graph = tracer.trace_with_factories(module, user_globals)
+                graph = tracer.trace_with_factories(module, user_globals, defaults)
         except ImportError_:
             raise
         except BaseException as error:
             raise self.trace_error(module, error)
         unit = Unit(module, graph, type(module).__name__, forward_location(module))
-        unit.input_names = [n.target for n in graph.nodes if n.op == "placeholder"]
+        # A parameter traced at its default is no input (fx still gives it a
+        # placeholder, and an assert that it is None).
+        # They are the last placeholders (fx renames them: `mask_1`).
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        unit.defaults = dict(zip(placeholders[len(placeholders) - len(defaults):],
+                                 defaults.values())) if defaults else {}
+        unit.input_names = [n.target for n in placeholders if n not in unit.defaults]
         self.units[id(module)] = unit
         self.values[unit] = {}
         self.forward_modules[unit] = forward_modules
@@ -353,7 +379,8 @@ class Session:
         for node in unit.graph.nodes:
             try:
                 if node.op == "placeholder":
-                    result = next(placeholders)
+                    result = unit.defaults[node] if node in unit.defaults \
+                        else next(placeholders)
                 elif node.op == "get_attr":
                     result = unit.module
                     for part in node.target.split("."):

@@ -243,8 +243,10 @@ class ModelcTracer(torch.fx.Tracer):
         self.forward_modules[unique] = (module, facts(module).get("created_at"))
         return self.create_proxy("call_module", "<forward>." + unique, args, kwargs)
 
-    def trace_with_factories(self, root, user_globals):
-        """Traces `root` with torch's factories recorded as nodes."""
+    def trace_with_factories(self, root, user_globals, concrete_args=None):
+        """Traces `root` with torch's factories recorded as nodes; the
+        parameters in `concrete_args` take those values (a `mask=None` left
+        out)."""
         tracer = self
         patches = [(torch.fx.proxy.Proxy, "__iter__", lambda proxy: tracer.iter(proxy))]
         for name in FACTORY_NAMES:
@@ -256,7 +258,7 @@ class ModelcTracer(torch.fx.Tracer):
                     if value is original or value is getattr(torch, name):
                         patches.append((_DictAttr(scope), key, wrapper))
         with patched(patches):
-            return self.trace(root)
+            return self.trace(root, concrete_args=concrete_args or None)
 
     def _recording_factory(self, original):
         tracer = self

@@ -89,6 +89,8 @@ def main():
         np.save(os.path.join(options.out_dir, "input%d.npy" % index), value.numpy())
     with torch.no_grad():
         expected = model(*inputs)
+    if isinstance(expected, dict) and len(expected) == 1:
+        expected = next(iter(expected.values()))  # imported as its one value
     np.save(os.path.join(options.out_dir, "expected.npy"), expected.numpy())
 
 
