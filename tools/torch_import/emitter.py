@@ -515,19 +515,12 @@ class ModelEmitter:
             return self.conv_transpose2d_layer(m, loc)
         if kind == "Conv1d":
             return self.conv1d_layer(m, loc)
-        if kind == "BatchNorm2d":
+        if kind in ("BatchNorm2d", "BatchNorm1d"):
             if not m.track_running_stats:
-                raise unsupported("nn.BatchNorm2d(track_running_stats=False)", loc,
-                                  help_text="std.nn's BatchNorm2d normalises with the running "
-                                            "statistics (eval mode)")
-            return "nn.BatchNorm2d", "%d, eps: %s%s" % (
-                m.num_features, float_text(m.eps), "" if m.affine else ", affine: false")
-        if kind == "BatchNorm1d":
-            if not m.track_running_stats:
-                raise unsupported("nn.BatchNorm1d(track_running_stats=False)", loc,
-                                  help_text="std.nn's BatchNorm1d normalises with the running "
-                                            "statistics (eval mode)")
-            return "nn.BatchNorm1d", "%d, eps: %s%s" % (
+                raise unsupported("nn.%s(track_running_stats=False)" % kind, loc,
+                                  help_text="std.nn's %s normalises with the running "
+                                            "statistics (eval mode)" % kind)
+            return "nn." + kind, "%d, eps: %s%s" % (
                 m.num_features, float_text(m.eps), "" if m.affine else ", affine: false")
         if kind == "TransformerEncoder":
             return "nn.TransformerEncoder", self.encoder_args(m, loc)
@@ -1142,9 +1135,16 @@ class ModelEmitter:
                               help_text="the modes are \"nearest\", \"linear\" and "
                                         "\"bilinear\"")
         if size is not None:
-            sizes = list(size) if isinstance(size, (tuple, list)) else [size]
-            text = "size: [%s]" % ", ".join(self.int_text(v, loc) for v in sizes) \
-                if len(sizes) > 1 else "size: %s" % self.int_text(sizes[0], loc)
+            if isinstance(size, torch.fx.Node) and isinstance(self.sample(size), torch.Size):
+                # `size=y.shape[-2:]` (FPN, U-Net): each of its dims.
+                values = self.values(size)
+                dims = [self.dim_text([v[i] for v in values], loc)
+                        for i in range(len(self.sample(size)))]
+                text = "size: [%s]" % ", ".join(dims) if len(dims) > 1 else "size: " + dims[0]
+            else:
+                sizes = list(size) if isinstance(size, (tuple, list)) else [size]
+                text = "size: [%s]" % ", ".join(self.int_text(v, loc) for v in sizes) \
+                    if len(sizes) > 1 else "size: %s" % self.int_text(sizes[0], loc)
         elif scale_factor is not None:
             factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) \
                 else [scale_factor]

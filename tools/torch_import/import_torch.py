@@ -291,6 +291,12 @@ class Session:
                       "tensor values")
             help_text = "compute both branches and select with `torch.where`, or branch on a " \
                         "constructor argument instead"
+        elif "does not support item assignment" in text:
+            # `y[:, 0] = ...`: tensors are values in .mdl, never written in place.
+            reason = ("an assignment into a tensor (`y[...] = value`); tensors are values in "
+                      ".mdl, never written in place")
+            help_text = "build the new tensor instead: `torch.where(mask, value, y)`, " \
+                        "`y.masked_fill(mask, value)` or `torch.cat` of the parts"
         else:
             reason = short_traceback(error)
             help_text = ""

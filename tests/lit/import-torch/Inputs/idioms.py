@@ -81,3 +81,11 @@ class Encoder(nn.Module):
 
     def forward(self, x):
         return self.encoder(x)
+
+
+class Upsampled(nn.Module):
+    """FPN / segmentation heads: `F.interpolate(x, size=y.shape[-2:])`."""
+
+    def forward(self, x, y):
+        return nn.functional.interpolate(x, size=y.shape[-2:], mode="bilinear",
+                                         align_corners=False) + y
