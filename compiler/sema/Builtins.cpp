@@ -237,8 +237,14 @@ std::optional<ElementType> BuiltinCall::dtypeArg(size_t i, ast::DType dflt) {
   const Value &v = args[i].value;
   if (v.type.kind() == Type::Kind::DType)
     return v.type.dtype;
-  c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a dtype (f32, i64, ...)", c.typeStr(v))
-      .primary("`" + names[i].str() + "` of `" + spec.name.str() + "`");
+  auto diag =
+      c.diags_.report(DiagId::TypeMismatch, rangeOf(i), "a dtype (f32, i64, ...)", c.typeStr(v));
+  diag.primary("`" + names[i].str() + "` of `" + spec.name.str() + "`");
+  // PyTorch's `zeros(B, n)`: the sizes one by one, where here the shape is
+  // one list (the first argument).
+  if (v.type.kind() == Type::Kind::Int && !receiver_ && names.front() == "shape")
+    if (std::vector<Edit> wrap = Checker::wrapArgsInList(call, 0); !wrap.empty())
+      diag.help("PyTorch takes the sizes one by one; here the shape is one list", wrap);
   return std::nullopt;
 }
 
