@@ -656,11 +656,19 @@ Value Checker::callModelFn(const ast::CallExpr &call, std::shared_ptr<const Mode
     bool returnsElsewhere = placement.kind == DeviceOrigin::Kind::Submodel && fn_->fn &&
                             fn_->fn->result.isTensor() &&
                             resolve(fn_->fn->result.dev) != expected.dev;
+    // `let h = zeros([B, n]) @ cpu` passed to a layer on cuda:0: the
+    // placement is what disagrees; a move is to review (a loop's carried
+    // value would keep the placement and copy on every step).
+    bool unplace = argOrigin.kind == DeviceOrigin::Kind::Placed && argOrigin.editRange.isValid();
+    if (unplace)
+      diag.help("remove the placement; its device is then inferred from this use",
+                {{argOrigin.editRange, ""}});
     if (!expected.dev.isVar())
-      diag.help((repin ? "or move the argument to " : "move the argument to ") + expected.dev.str(),
+      diag.help((repin || unplace ? "or move the argument to " : "move the argument to ") +
+                    expected.dev.str(),
                 toEdits(*arg.expr, expected.dev),
-                repin || returnsElsewhere ? Applicability::MaybeIncorrect
-                                          : Applicability::MachineApplicable);
+                repin || returnsElsewhere || unplace ? Applicability::MaybeIncorrect
+                                                     : Applicability::MachineApplicable);
     ok = false;
   }
   if (!ok)
