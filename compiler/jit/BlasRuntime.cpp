@@ -3,6 +3,7 @@
 #include "jit/BlasRuntime.h"
 
 #include "jit/GemmKernels.h"
+#include "jit/RuntimeThreads.h"
 
 #include <algorithm>
 #include <climits>
@@ -10,10 +11,6 @@
 #include <cstdlib>
 #include <utility>
 #include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 using namespace modelc::jit;
 
@@ -122,14 +119,16 @@ extern "C" void modelc_batch_sgemm_ciface(StridedMemRefType<float, 3> *a,
     multiply(ai, bi, ci, /*accumulate=*/true, Epilogue());
   };
   int64_t count = c->sizes[0];
-  double macs = double(count) * double(c->sizes[1]) * double(c->sizes[2]) * double(a->sizes[2]);
+  double each = double(c->sizes[1]) * double(c->sizes[2]) * double(a->sizes[2]);
+  double bBytes = double(b->sizes[1]) * double(b->sizes[2]) * sizeof(float);
 #ifdef _OPENMP
   // Attention's many small products (one per batch and head, each too small
-  // for a parallel kernel): the matrices are shared among the threads. The
-  // first runs alone, so that its shape's kernel is chosen (and measured)
-  // outside the parallel region.
-  if (count > 2 && macs >= kBatchParallelMinMacs && omp_get_max_threads() > 1 &&
-      !omp_in_parallel()) {
+  // for a parallel kernel, so never measured serial against parallel): the
+  // matrices are shared among the threads. The first runs alone, so that
+  // its shape's kernel is chosen (and measured) outside the parallel region.
+  if (count > 2 && double(count) * each >= kBatchParallelMinMacs &&
+      each < kMeasuredThreadsMinMacs && bBytes < kMeasuredThreadsMinBBytes &&
+      omp_get_max_threads() > 1 && !omp_in_parallel()) {
     multiplyOne(0);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 1; i < count; ++i)

@@ -366,15 +366,6 @@ GemmKernel chooseKernel(const GemmProblem &problem) {
 }
 
 #if MODELC_HAVE_DNNL
-/// Products of at least this many multiply-adds (and under kParallelMinMacs)
-/// have their thread count measured; smaller ones run serially unless B is
-/// large.
-constexpr double kMeasuredThreadsMinMacs = 1.0 * 1024 * 1024;
-/// A product with fewer multiply-adds but at least this many bytes of B
-/// has its thread count measured too: at batch 1 a Linear layer is a pass
-/// over its weight, which two cores stream from their own L2 caches in
-/// half the time (MLP fc1, 803 KB: ~8.5 us on one Zen 4 core, ~5 on two).
-constexpr double kMeasuredThreadsMinBBytes = 256.0 * 1024;
 
 /// Whether `problem` runs on the calling thread (RuntimeThreads.h). Small
 /// products do, large ones do not; in between (1M-16M multiply-adds) it is

@@ -22,6 +22,17 @@ namespace modelc::jit {
 /// convs (ConvRuntime.cpp) measure which is faster.
 inline constexpr double kParallelMinMacs = 16.0 * 1024 * 1024;
 
+/// Products of at least this many multiply-adds (and under kParallelMinMacs)
+/// have their thread count measured; smaller ones run serially unless B is
+/// large.
+inline constexpr double kMeasuredThreadsMinMacs = 1.0 * 1024 * 1024;
+
+/// A product with fewer multiply-adds but at least this many bytes of B
+/// has its thread count measured too: at batch 1 a Linear layer is a pass
+/// over its weight, which two cores stream from their own L2 caches in
+/// half the time (MLP fc1, 803 KB: ~8.5 us on one Zen 4 core, ~5 on two).
+inline constexpr double kMeasuredThreadsMinBBytes = 256.0 * 1024;
+
 /// A measured serial-or-parallel decision is taken on the first call of a
 /// shape and taken again on its this-many-th call: start-up work in the
 /// process or beside it (a host loading, a peer process importing) can skew

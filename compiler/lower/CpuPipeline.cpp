@@ -11,7 +11,8 @@
 //  3. f32 matmuls and convs become runtime calls (oneDNN/OpenBLAS; optional),
 //     the rest loops, in which f32 exp and tanh become polynomials and
 //     reductions keep partial sums, so that the loop vectorizer widens them.
-//  4. Loops, memrefs, math, func -> LLVM dialect.
+//  4. Loops (nests with enough work on the OpenMP threads: mdl-parallel-
+//     loops, convert-scf-to-openmp), memrefs, math, func -> LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
 
