@@ -148,47 +148,49 @@ private:
   Location loc;
 };
 
-/// Replaces `loop` by nested scf.for over its dims, in order.
-void toNestedFors(scf::ParallelOp loop) {
-  OpBuilder b(loop);
-  Location loc = loop.getLoc();
-  Block *innermost = nullptr;
-  for (auto [lower, upper, step, iv] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
-                                                 loop.getStep(), loop.getInductionVars())) {
-    auto forOp = scf::ForOp::create(b, loc, lower, upper, step);
-    iv.replaceAllUsesWith(forOp.getInductionVar());
+/// Nested scf.for over dims [first, end) of `loop`, built at `b`'s
+/// insertion point, its ivs replacing the loop's; returns the innermost
+/// body (`b` left at its start).
+Block *nestedFors(OpBuilder &b, scf::ParallelOp loop, size_t first) {
+  Block *innermost = b.getInsertionBlock();
+  for (size_t d = first; d < loop.getNumLoops(); ++d) {
+    auto forOp = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound()[d],
+                                    loop.getUpperBound()[d], loop.getStep()[d]);
+    loop.getInductionVars()[d].replaceAllUsesWith(forOp.getInductionVar());
     innermost = forOp.getBody();
     b.setInsertionPointToStart(innermost);
   }
+  return innermost;
+}
+
+/// Moves `loop`'s body (but its terminator) to the end of `to`, before
+/// `to`'s terminator, and erases `loop`.
+void moveBodyAndErase(scf::ParallelOp loop, Block *to) {
   Block *body = loop.getBody();
-  innermost->getOperations().splice(innermost->getTerminator()->getIterator(),
-                                    body->getOperations(), body->begin(),
-                                    body->getTerminator()->getIterator());
+  to->getOperations().splice(to->getTerminator()->getIterator(), body->getOperations(),
+                             body->begin(), body->getTerminator()->getIterator());
   loop.erase();
+}
+
+/// Replaces `loop` by nested scf.for over its dims, in order.
+void toNestedFors(scf::ParallelOp loop) {
+  OpBuilder b(loop);
+  moveBodyAndErase(loop, nestedFors(b, loop, 0));
 }
 
 /// The work-sharing form of a nest: its outer dims parallel, its last dim
 /// an scf.for inside (a loop of contiguous accesses the vectorizer widens).
 void markParallel(scf::ParallelOp loop) {
-  size_t dims = loop.getNumLoops();
-  if (dims > 1) {
+  if (size_t dims = loop.getNumLoops(); dims > 1) {
     OpBuilder b(loop);
     auto outer =
         scf::ParallelOp::create(b, loop.getLoc(), loop.getLowerBound().drop_back(),
                                 loop.getUpperBound().drop_back(), loop.getStep().drop_back());
-    b.setInsertionPointToStart(outer.getBody());
-    auto inner =
-        scf::ParallelOp::create(b, loop.getLoc(), loop.getLowerBound().take_back(),
-                                loop.getUpperBound().take_back(), loop.getStep().take_back());
     for (auto [from, to] :
          llvm::zip(ValueRange(loop.getInductionVars()).drop_back(), outer.getInductionVars()))
       from.replaceAllUsesWith(to);
-    loop.getInductionVars().back().replaceAllUsesWith(inner.getInductionVars().front());
-    Block *body = loop.getBody(), *innerBody = inner.getBody();
-    innerBody->getOperations().splice(innerBody->getTerminator()->getIterator(),
-                                      body->getOperations(), body->begin(),
-                                      body->getTerminator()->getIterator());
-    loop.erase();
+    b.setInsertionPointToStart(outer.getBody());
+    moveBodyAndErase(loop, nestedFors(b, loop, dims - 1));
     loop = outer;
   }
   loop->setAttr(kParallelMarker, UnitAttr::get(loop.getContext()));
