@@ -722,19 +722,16 @@ class ModelEmitter:
                 return node.meta["loc"]
         return self.unit.forward_loc
 
-    def size_or_arg(self, a, loc):
-        """Operand text of a binary op: a size node is its number, or its dim
-        expression where it varies with the input sizes."""
-        if isinstance(a, torch.fx.Node) and a not in self.exprs and \
-                isinstance(self.sample(a), int) and not isinstance(self.sample(a), bool):
-            return "(%s)" % self.dim_text(self.values(a), loc)
-        return self.arg(a, loc)
-
     def arg(self, a, loc, want="tensor"):
-        """Operand text for a node argument."""
+        """Operand text for a node argument. A size that varies with the
+        input sizes (`x.size(-1)`, `T` of `B, T, C = x.shape`) is its dim
+        expression; one that does not is already its number (emit_node)."""
         if isinstance(a, torch.fx.Node):
             if a in self.exprs:
                 return self.exprs[a]
+            sample = self.sample(a)
+            if isinstance(sample, int) and not isinstance(sample, bool):
+                return "(%s)" % self.int_text(a, loc)
             raise unsupported("a value of type %s" % type(self.sample(a)).__name__, loc)
         try:
             text = scalar_text(a)
@@ -1439,8 +1436,8 @@ class ModelEmitter:
             # A tensor with a size (`x.sum(-1) / x.size(-1)`, `x * C` after
             # `B, T, C = x.shape`): the size is a number or a dim here.
             a, b = args[0], args[1] if len(args) > 1 else kw.get("other")
-            return self.bind(node, "%s %s %s" % (self.size_or_arg(a, loc), BINARY[fn],
-                                                 self.size_or_arg(b, loc)), dev, loc)
+            return self.bind(node, "%s %s %s" % (self.arg(a, loc), BINARY[fn], self.arg(b, loc)),
+                             dev, loc)
         if fn in UNARY:
             if fn is F.gelu and kw.get("approximate", "none") != "none":
                 raise unsupported("gelu(approximate=%r)" % kw["approximate"], loc)

@@ -18,12 +18,12 @@ class DictOutput(nn.Module):
 
 
 class MeanBySize(nn.Module):
-    """A mean by hand and a width from the shape."""
+    """A mean by hand and a width from the shape, as operators and methods."""
 
     def forward(self, x):
         B, T, C = x.shape
         mean = x.sum(-1) / x.size(-1)
-        return mean.unsqueeze(-1) * C + x / T
+        return mean.unsqueeze(-1) * C + x / T + x.sum(-1, keepdim=True).div(x.size(-1)).mul(T)
 
 
 class OptionalMask(nn.Module):
