@@ -282,12 +282,10 @@ Dim Dim::floorDiv(Dim divisor) const {
     for (const Term &t : terms()) {
       int64_t quotient = t.atoms.empty() ? 0 : floorDivide(t.coeff, *d);
       int64_t remainder = t.coeff - quotient * *d;
-      llvm::SmallVector<Term, 1> wholePart{Term{quotient, t.atoms}};
-      llvm::SmallVector<Term, 1> restPart{Term{remainder, t.atoms}};
       if (quotient != 0)
-        whole = whole + intern(std::move(wholePart));
+        whole = whole + intern({Term{quotient, t.atoms}});
       if (remainder != 0)
-        rest = rest + intern(std::move(restPart));
+        rest = rest + intern({Term{remainder, t.atoms}});
     }
     if (!whole.terms().empty())
       return whole + rest.floorDiv(divisor);
