@@ -95,8 +95,15 @@ int runArtifact(const ArtifactRun &run) {
     if (!built)
       llvm::consumeError(built.takeError());
   }
+  // As from a .mdl file: an input goes where its parameter is declared
+  // (`x: f32[B, n] @ cpu` in a model built for cuda:0), the rest where the
+  // artifact was built.
+  std::vector<std::string> pinned;
+  if (const aot::EntryFn *fn = artifact.findFn(run.fn))
+    for (const aot::TensorSpec &param : fn->params)
+      pinned.push_back(param.device.str());
   std::optional<std::vector<exec::EntryInput>> inputs = readEntryInputs(
-      run.inputs, run.defaultDevice.empty() ? builtFor : run.defaultDevice, run.color);
+      run.inputs, run.defaultDevice.empty() ? builtFor : run.defaultDevice, run.color, pinned);
   if (!inputs)
     return ExitUsageOrIO;
 
