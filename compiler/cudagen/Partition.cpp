@@ -33,6 +33,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <limits>
 
 #include <map>
@@ -616,18 +617,57 @@ llvm::Error Planner::flushCpuRegion() {
   if (cpuRegion.empty())
     return llvm::Error::success();
   llvm::SetVector<mlir::Value> inputs, outputs;
+  llvm::SmallVector<std::pair<mlir::Operation *, mlir::Value>> sizes;
   for (mlir::Operation *op : cpuRegion) {
     for (mlir::Value operand : op->getOperands()) {
       mlir::Operation *def = operand.getDefiningOp();
       if (def && cpuRegion.contains(def))
         continue;
-      if (!mlir::isa<mlir::RankedTensorType>(operand.getType())) {
-        if (def && mlir::isa<mlir::arith::ConstantOp>(def))
-          continue; // cloned into the function below
-        return fail(op, "a non-tensor operand that is not a constant");
-      }
-      inputs.insert(operand);
+      if (!mlir::isa<mlir::RankedTensorType>(operand.getType()))
+        sizes.push_back({op, operand}); // after every tensor input is known
+      else
+        inputs.insert(operand);
     }
+  }
+  // A size the region needs (`zeros([c.shape[0], 4])`) is index arithmetic
+  // over constants and dims: it is cloned into the function. A dim of a cpu
+  // tensor makes that tensor an input; a dim of a GPU tensor is read from a
+  // cpu input whose dim has the same size expression, if there is one.
+  llvm::DenseMap<mlir::Operation *, std::pair<mlir::Value, int64_t>> dimOnCpu;
+  std::function<bool(mlir::Value)> addSize = [&](mlir::Value size) {
+    mlir::Operation *def = size.getDefiningOp();
+    if (!def || cpuRegion.contains(def))
+      return def != nullptr;
+    if (mlir::isa<mlir::arith::ConstantOp>(def))
+      return true;
+    if (auto dim = mlir::dyn_cast<mlir::tensor::DimOp>(def)) {
+      if (deviceOf(dim.getSource().getType()) == Device::cpu()) {
+        inputs.insert(dim.getSource());
+        return addSize(dim.getIndex());
+      }
+      std::optional<SizeExpr> wanted = indexSize(size);
+      for (mlir::Value in : inputs) {
+        auto found = values.find(in.getAsOpaquePointer());
+        if (!wanted || found == values.end())
+          continue;
+        for (auto [j, extent] : llvm::enumerate(found->second.shape))
+          if (extent == *wanted) {
+            dimOnCpu[def] = {in, int64_t(j)};
+            return true;
+          }
+      }
+      return false;
+    }
+    if (def->getDialect() != def->getContext()->getLoadedDialect<mlir::arith::ArithDialect>() ||
+        def->getNumResults() != 1 || !def->getResult(0).getType().isIndex())
+      return false;
+    return llvm::all_of(def->getOperands(), addSize);
+  };
+  for (auto [op, size] : sizes)
+    if (!addSize(size))
+      return fail(op, "a non-tensor operand that is neither a constant nor a size of the "
+                      "region's cpu values");
+  for (mlir::Operation *op : cpuRegion) {
     for (mlir::Value result : op->getResults())
       for (mlir::Operation *user : result.getUsers())
         if (!cpuRegion.contains(user))
@@ -651,11 +691,23 @@ llvm::Error Planner::flushCpuRegion() {
   for (auto [value, arg] : llvm::zip(inputs, body->getArguments()))
     mapping.map(value, arg);
   cpuBuilder.setInsertionPointToStart(body);
+  std::function<void(mlir::Value)> cloneSize = [&](mlir::Value size) {
+    if (mapping.contains(size))
+      return;
+    mlir::Operation *def = size.getDefiningOp();
+    if (auto onCpu = dimOnCpu.find(def); onCpu != dimOnCpu.end()) {
+      mapping.map(size, mlir::tensor::DimOp::create(cpuBuilder, def->getLoc(),
+                                                    mapping.lookup(onCpu->second.first),
+                                                    onCpu->second.second));
+      return;
+    }
+    for (mlir::Value operand : def->getOperands())
+      cloneSize(operand);
+    cpuBuilder.clone(*def, mapping);
+  };
   for (mlir::Operation *op : cpuRegion) {
     for (mlir::Value operand : op->getOperands())
-      if (!mapping.contains(operand))
-        if (mlir::Operation *def = operand.getDefiningOp())
-          cpuBuilder.clone(*def, mapping);
+      cloneSize(operand);
     cpuBuilder.clone(*op, mapping);
   }
   llvm::SmallVector<mlir::Value> returned;
