@@ -739,7 +739,9 @@ GeneratedKernel splitKSumKernel(const KernelOrigin &origin, int device, const Ge
   std::string partial = w.buffer(workspace);
   std::string outName = w.buffer(out, /*written=*/true);
   std::string biasName = bias ? w.buffer(*bias) : "";
-  DType acc = accumulatorType(out.dtype);
+  // The workspace holds the product's accumulators; the epilogue may store
+  // another dtype (a comparison stores bool).
+  DType acc = workspace.dtype;
   SizeExpr total = product(out.shape);
   w.line(llvm::formatv("const int64_t total = {0};", w.size(total)));
   w.line(llvm::formatv("const int64_t splits = {0};", w.size(v.splits)));
@@ -841,8 +843,11 @@ std::vector<GeneratedKernel> matmulKernels(const KernelOrigin &origin, int devic
     lhsRows.shape = {rows, k};
     lhsRows.dimMap = {0, 1};
   }
-  DType acc = accumulatorType(out.dtype);
-  GemmMath math = chooseGemmMath(lhs.buffer.dtype, rhs.buffer.dtype, out.dtype, precision);
+  // The product accumulates in its operands' dtype whatever its fused
+  // epilogue stores (`x @ w.T + b > p` stores bool).
+  DType acc = accumulatorType(lhs.buffer.dtype);
+  GemmMath math =
+      chooseGemmMath(lhs.buffer.dtype, rhs.buffer.dtype, lhs.buffer.dtype, precision);
   const bool onHalf = math == GemmMath::HalfMma;
   // Tensor cores hand the epilogue f32 accumulators.
   std::string accType = onHalf ? "float" : cType(acc).str();
@@ -944,8 +949,8 @@ conv2dKernels(const KernelOrigin &origin, int device, const BufferRef &input,
               const BufferRef &weight, const std::optional<BufferRef> &bias, const Conv2dParams &p,
               const ExprPtr &epilogue, const BufferRef &out, const WorkspaceMaker &makeWorkspace,
               GemmPrecision precision) {
-  DType acc = accumulatorType(out.dtype);
-  GemmMath math = chooseGemmMath(weight.dtype, input.dtype, out.dtype, precision);
+  DType acc = accumulatorType(input.dtype); // as a matmul's: not the epilogue's dtype
+  GemmMath math = chooseGemmMath(weight.dtype, input.dtype, input.dtype, precision);
   const bool onHalf = math == GemmMath::HalfMma;
   std::string accType = onHalf ? "float" : cType(acc).str();
   const SizeExpr &batch = input.shape[0], &channels = input.shape[1], &h = input.shape[2],
