@@ -835,6 +835,9 @@ llvm::Error Planner::planCudaOp(mlir::Operation *op) {
   auto simple = [&](auto emit) -> llvm::Error {
     llvm::SmallVector<BufferRef> inputs;
     for (mlir::Value operand : op->getOperands()) {
+      // A size (`randn([x.shape[0]])`) is already in the result's shape.
+      if (!mlir::isa<mlir::RankedTensorType>(operand.getType()))
+        continue;
       llvm::Expected<BufferRef> r = buffer(operand);
       if (!r)
         return r.takeError();
