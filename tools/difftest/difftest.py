@@ -328,15 +328,20 @@ def make_program(rng, args, cov):
             return p
 
 
-def prepare(progs, stats):
+def prepare(progs, stats, args_out=None):
     """Twins and finite inputs; programs without such inputs are dropped."""
     keep, twins, inputs, envs = [], [], [], []
     for p in progs:
-        tw = gen.Twin(p, len(keep))
         try:
+            tw = gen.Twin(p, len(keep))
             x, env = gen.finite_inputs(tw)
         except gen.Resample:
             stats.rejected_inputs += 1
+            continue
+        except Exception as e:  # PyTorch cannot run the twin: a generator bug, kept as a finding
+            stats.findings["twin"] += 1
+            if args_out:
+                save_case(args_out, p, "twin", "torch", "%s: %s" % (type(e).__name__, e))
             continue
         keep.append(p)
         twins.append(tw)
@@ -444,7 +449,7 @@ def campaign(args):
         for p in progs:
             p.b = b
         stats.programs += len(progs)
-        progs, twins, inputs, envs = prepare(progs, stats)
+        progs, twins, inputs, envs = prepare(progs, stats, args)
         if not progs:
             continue
         nb += 1
@@ -633,7 +638,7 @@ def minimize(args):
     paths = ",".join(sorted(set(["jit-cpu", args.path])))
     test = ["# Found by tools/difftest.sh (%s on %s), minimized by difftest.py minimize." % (want, args.path),
             "# The program, as generated:"]
-    test += ["#   " + l for l in text.rstrip("\n").split("\n")]
+    test += [("#   " + l).rstrip() for l in text.rstrip("\n").split("\n")]
     test += ["RUN: %%python %%difftest replay %%S/%s.json --modelc %%modelc --paths %s | FileCheck %%s" % (name, paths),
              "CHECK: PASS"]
     with open(args.output, "w") as f:

@@ -1157,15 +1157,21 @@ class Pad(Op):
         x = xs[0]
         if a["mode"] == "constant":
             return F.pad(x, a["pads"], value=a.get("value", 0))
-        # PyTorch's non-constant pads want a batch (and channel) dim
-        k = len(a["pads"]) // 2
-        extra = k + 2 - x.dim()
+        # by index, as PyTorch's pads mean, for every dtype (its own kernels
+        # take floats only)
         y = x
-        for _ in range(extra):
-            y = y.unsqueeze(0)
-        y = F.pad(y, a["pads"], mode=a["mode"])
-        for _ in range(extra):
-            y = y.squeeze(0)
+        for i in range(len(a["pads"]) // 2):
+            d = x.dim() - 1 - i
+            lo, hi = a["pads"][2 * i], a["pads"][2 * i + 1]
+            n = y.shape[d]
+            idx = torch.arange(-lo, n + hi)
+            if a["mode"] == "reflect":
+                idx = torch.where(idx < 0, -idx, torch.where(idx >= n, 2 * (n - 1) - idx, idx))
+            elif a["mode"] == "replicate":
+                idx = idx.clamp(0, n - 1)
+            else:
+                idx = torch.remainder(idx, n)
+            y = torch.index_select(y, d, idx)
         return y
 
 
