@@ -172,7 +172,7 @@ def io_type(ty):
     return ty.with_(dtype="f32") if ty.dtype == "bf16" else ty
 
 
-def write_batch(progs, model="Batch"):
+def write_batch(progs, model="Batch", loss=False):
     """One model whose `forward` runs every program; returns (text, inputs,
     outputs): inputs [(prog index, node id)], outputs [(prog index, node id)]."""
     decls, params, body, results, rtypes = [], [], [], [], []
@@ -220,6 +220,15 @@ def write_batch(progs, model="Batch"):
     lines += ["    " + b for b in body]
     lines.append("    return %s" % ", ".join(results))
     lines.append("  }")
+    if loss:
+        # The hook for gradients (docs/difftest.md): a scalar loss, the sum of
+        # every float result in f64, which Twin.gradients differentiates.
+        terms = ["sum(cast(%s, f64))%s" % (names_of(progs[k], k)[o], ".to(D)" if progs[k].node(o).ty.dev != "D" else "")
+                 for k, o in outputs if progs[k].node(o).ty.dtype in FLOAT]
+        lines.append("  fn loss(%s) -> f64[] @ D {" % ", ".join(params))
+        lines += ["    " + b for b in body]
+        lines.append("    return %s" % (" + ".join(terms) or "zeros([], dtype: f64) @ D"))
+        lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n", inputs, outputs
 
@@ -388,6 +397,35 @@ class Twin(torch.nn.Module):
             unknown = ctx.flag_unknown or any(env[i][2] for i in n.ins)
             env[n.id] = (r, exact, unknown)
         return env
+
+
+def gradients(twin, inputs):
+    """The loss of write_batch(loss=True) and its gradient with respect to
+    every float state tensor, by PyTorch's autograd in float64: what modelc's
+    gradients are to be compared with once it differentiates a loss."""
+    saved = dict(twin.values)
+    leaves = {}
+    for nid, v in saved.items():
+        if v.is_floating_point():
+            leaves[nid] = v.clone().requires_grad_(True)
+            twin.values[nid] = leaves[nid]
+    try:
+        with torch.enable_grad():
+            env = twin(inputs)
+            loss = sum(env[o][0].sum() for o in twin.prog.outputs if twin.prog.node(o).ty.dtype in FLOAT)
+            loss = loss if torch.is_tensor(loss) else torch.zeros((), dtype=torch.float64)
+            params = {twin.names[nid]: t for nid, t in leaves.items()}
+            for nid, m in twin.mods.items():
+                prefix = m.state_prefix() if hasattr(m, "state_prefix") else ""
+                for key, p in m.named_parameters():
+                    key = key[len(prefix):] if key.startswith(prefix) else key
+                    params["%s.%s" % (twin.names[int(nid)], key)] = p
+            wrt = [p for p in params.values() if p.requires_grad]
+            grads = torch.autograd.grad(loss, wrt, allow_unused=True) if loss.requires_grad and wrt else []
+        named = dict(zip([k for k, p in params.items() if p.requires_grad], grads))
+        return loss.detach(), {k: (g if g is not None else torch.zeros_like(params[k])).detach() for k, g in named.items()}
+    finally:
+        twin.values = saved
 
 
 def finite_inputs(twin, tries=8):

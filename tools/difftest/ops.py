@@ -1591,7 +1591,9 @@ class Norm(Op):
         if a["fn"] == "layer_norm":
             return F.layer_norm(x, [x.shape[-1]], xs[1], xs[2], eps)
         if a["fn"] == "batch_norm":
-            return F.batch_norm(x, xs[1], xs[2], xs[3], xs[4], False, 0.0, eps)
+            shape = [1, -1] + [1] * (x.dim() - 2)
+            m, v, w, b = (t.reshape(shape) for t in xs[1:5])
+            return (x - m) / torch.sqrt(v + eps) * w + b
         w = xs[1] if len(xs) > 1 else None
         b = xs[2] if len(xs) > 1 else None
         return F.group_norm(x, a["G"], w, b, eps)
