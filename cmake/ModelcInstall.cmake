@@ -4,7 +4,8 @@
 #   P/bin/modelc                   the driver
 #   P/share/modelc/stdlib/         the stdlib, which the library finds
 #                                  relative to its own location
-#   P/share/modelc/torch_import/   the PyTorch importer `modelc import-torch` runs
+#   P/share/modelc/importers/torch/  the PyTorch importer `modelc import-torch`
+#                                  runs, with its generated builtin_names.py
 #   P/lib/cmake/modelc/            modelcConfig.cmake, version file, targets
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -14,8 +15,11 @@ set(MODELC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/modelc)
 
 install(DIRECTORY ${MODELC_STDLIB_DIR}/ DESTINATION ${MODELC_INSTALL_STDLIBDIR}
   FILES_MATCHING PATTERN "*.mdl")
-install(DIRECTORY ${MODELC_SOURCE_DIR}/tools/torch_import/
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/modelc/torch_import FILES_MATCHING PATTERN "*.py")
+install(DIRECTORY ${MODELC_SOURCE_DIR}/importers/torch/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/modelc/importers/torch FILES_MATCHING PATTERN "*.py"
+  PATTERN tests EXCLUDE)
+install(FILES ${CMAKE_BINARY_DIR}/importers/torch/builtin_names.py
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/modelc/importers/torch)
 
 # The driver runs from the prefix too: LLVM's and MLIR's shared libraries
 # stay where they were found at build time.

@@ -1,7 +1,7 @@
 //===- ImportTorchCommand.cpp - `modelc import-torch model.py:Net` --------===//
 //
 // Imports a torch.nn.Module into .mdl: runs the Python importer shipped with
-// modelc (tools/torch_import, installed to share/modelc/torch_import) with
+// modelc (importers/torch, installed to share/modelc/importers/torch) with
 // /usr/bin/python3 or $MODELC_PYTHON, writes the .mdl it produces (and the
 // weights), then checks the import for a device and reports each diagnostic
 // at the Python line it came from, with the fix in PyTorch terms. The
@@ -83,12 +83,16 @@ std::string importerDir() {
   if (!executable.empty()) {
     llvm::SmallString<256> installed(
         llvm::sys::path::parent_path(llvm::sys::path::parent_path(executable)));
-    llvm::sys::path::append(installed, "share", "modelc", "torch_import");
+    llvm::sys::path::append(installed, "share", "modelc", "importers", "torch");
     if (llvm::sys::fs::exists(installed + "/import_torch.py"))
       return installed.str().str();
   }
   return MODELC_TORCH_IMPORT_DIR;
 }
+
+/// Where the importer finds its generated builtin_names.py when it is not
+/// beside import_torch.py (an installed copy has it there): this build's.
+constexpr llvm::StringLiteral generatedTablesDir = MODELC_TORCH_IMPORT_TABLES_DIR;
 
 std::string pythonPath() {
   if (std::optional<std::string> fromEnv = llvm::sys::Process::GetEnv("MODELC_PYTHON"))
@@ -140,6 +144,8 @@ std::optional<llvm::json::Object> runImporter(llvm::StringRef file, llvm::String
     args.insert(args.end(), {"--weights", weightsOpt});
   if (checkOpt != "none")
     args.insert(args.end(), {"--check", checkOpt});
+  if (llvm::sys::fs::exists(generatedTablesDir + "/builtin_names.py"))
+    args.insert(args.end(), {"--generated", generatedTablesDir.str()});
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), log.path.str(),
                                                 log.path.str()};

@@ -10,6 +10,7 @@ prefix=$work/prefix
 echo "== install into $prefix"
 "$cmake" --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in lib/libmodelc.so include/modelc/modelc.h bin/modelc share/modelc/stdlib/nn.mdl \
+         share/modelc/importers/torch/import_torch.py share/modelc/importers/torch/builtin_names.py \
          lib/cmake/modelc/modelcConfig.cmake lib/cmake/modelc/modelcConfigVersion.cmake; do
   [[ -e $prefix/$f ]] || { echo "missing from the install: $f"; exit 1; }
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_symbolic.py - the importer's size fitting (tools/torch_import/symbolic.py).
+"""check_symbolic.py - the importer's size fitting (importers/torch/symbolic.py).
 
 Prints one line per case; symbolic-sizes.test checks them.
 """
@@ -9,7 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                "..", "tools", "torch_import"))
+                                "..", "importers", "torch"))
 
 from symbolic import fit, parse_input_spec, sample_configs  # noqa: E402
 

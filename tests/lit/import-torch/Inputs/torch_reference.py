@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "tools", "torch_import"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "importers", "torch"))
 
 from import_torch import parse_constructor_args  # noqa: E402
 

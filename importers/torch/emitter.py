@@ -19,6 +19,7 @@ import re
 import torch
 import torch.nn.functional as F
 
+from builtin_names import BUILTINS as BUILTIN_FUNCTIONS
 from errors import unsupported
 from locations import source_line, source_text
 from tracing import CONTAINERS, facts, is_torch_layer, original_factory
@@ -30,16 +31,9 @@ KEYWORDS = {
     "or", "not", "device", "cpu", "cuda", "int", "float", "bool", "f16", "bf16", "f32", "f64",
     "i32", "i64", "in", "inf",
 }
-BUILTINS = {
-    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "sin", "cos", "abs", "neg",
-    "sum", "mean", "max", "min", "softmax", "log_softmax", "reshape", "flatten", "transpose",
-    "permute", "unsqueeze", "squeeze", "concat", "stack", "conv2d", "max_pool2d", "avg_pool2d",
-    "adaptive_avg_pool2d", "layer_norm", "batch_norm", "embedding", "gather", "index_select",
-    "where", "cross_entropy", "nll_loss", "zeros", "ones", "full", "randn", "arange", "eye",
-    "cast", "to", "dropout", "matmul", "nn", "conv1d", "conv_transpose2d", "group_norm",
-    "interpolate", "maximum", "minimum", "clamp", "clip", "argmax", "argmin", "triu", "tril",
-    "masked_fill",
-}
+# Names a local must not take: the built-in functions (generated from
+# compiler/sema/Builtins.def, see README.md) and the std.nn import's name.
+BUILTINS = BUILTIN_FUNCTIONS | {"nn"}
 
 DTYPES = {
     torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",

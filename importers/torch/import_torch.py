@@ -4,6 +4,7 @@ Run by `modelc import-torch` (compiler/driver/ImportTorchCommand.cpp):
 
     import_torch.py SOURCE.py CLASS --result RESULT.json [--args K=V,...]
         [--input TYPE]... [--weights OUT.safetensors] [--check DEVICE]
+        [--generated DIR]
 
 It never prints a traceback as its only output: everything it has to say
 goes into RESULT.json, either {"status": "ok", "mdl": ..., "checked": ...,
@@ -36,6 +37,9 @@ def parse_args(argv):
     parser.add_argument("--weights")
     parser.add_argument("--check", default="D")
     parser.add_argument("--stdlib", help="the folder of the std.nn the import is written for")
+    parser.add_argument("--generated",
+                        help="the folder of the generated builtin_names.py, where it is not "
+                             "beside this file (a build tree's importers/torch)")
     return parser.parse_args(argv)
 
 
@@ -550,6 +554,8 @@ class Session:
 
 def main(argv):
     options = parse_args(argv)
+    if options.generated:
+        sys.path.append(options.generated)
     try:
         try:
             import torch  # noqa: F401
