@@ -176,7 +176,7 @@ Expected<DType> dtypeFromDescr(StringRef descr) {
   return createStringError("unsupported dtype '" + descr + "' (supported: " + supported + ")");
 }
 
-Expected<Tensor> parseNpyImpl(StringRef bytes) {
+Expected<Tensor> parseNpyImpl(StringRef bytes, std::shared_ptr<const void> keepAlive) {
   if (bytes.size() < PreambleSize || !bytes.starts_with(Magic))
     return createStringError("not a .npy file (bad magic)");
   auto major = uint8_t(bytes[6]), minor = uint8_t(bytes[7]);
@@ -222,13 +222,17 @@ Expected<Tensor> parseNpyImpl(StringRef bytes) {
       return createStringError(formatv("bool element {0} is byte {1:x2}, not 0 or 1", *bad,
                                        unsigned(uint8_t(data[*bad])))
                                    .str());
+  bool aligned = reinterpret_cast<uintptr_t>(data.data()) % dtypeSize(*dtype) == 0;
+  if (keepAlive && aligned)
+    return Tensor::borrow(*dtype, header->shape, data.data(), std::move(keepAlive));
   return Tensor::copyOf(*dtype, header->shape, data.data());
 }
 
 } // namespace
 
-Expected<Tensor> parseNpy(StringRef bytes, StringRef sourceName) {
-  Expected<Tensor> tensor = parseNpyImpl(bytes);
+Expected<Tensor> parseNpy(StringRef bytes, StringRef sourceName,
+                          std::shared_ptr<const void> keepAlive) {
+  Expected<Tensor> tensor = parseNpyImpl(bytes, std::move(keepAlive));
   if (!tensor)
     return createStringError(sourceName + ": " + toString(tensor.takeError()));
   return tensor;
@@ -240,6 +244,15 @@ Expected<Tensor> readNpy(StringRef path) {
   if (!buffer)
     return createFileError(path, buffer.getError());
   return parseNpy((*buffer)->getBuffer(), path);
+}
+
+Expected<Tensor> mapNpy(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return createFileError(path, buffer.getError());
+  std::shared_ptr<const MemoryBuffer> mapping = std::move(*buffer);
+  return parseNpy(mapping->getBuffer(), path, mapping);
 }
 
 Expected<std::string> serializeNpy(const Tensor &tensor) {

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 
 namespace modelc::runtime {
@@ -24,7 +25,13 @@ namespace modelc::runtime {
 /// Reads a .npy file into a new owning, contiguous cpu tensor.
 llvm::Expected<Tensor> readNpy(llvm::StringRef path);
 /// Parses the bytes of a .npy file; `sourceName` prefixes error messages.
-llvm::Expected<Tensor> parseNpy(llvm::StringRef bytes, llvm::StringRef sourceName);
+/// With `keepAlive` (the owner of `bytes`), the tensor borrows the bytes
+/// read-only where they are aligned for its dtype instead of copying them.
+llvm::Expected<Tensor> parseNpy(llvm::StringRef bytes, llvm::StringRef sourceName,
+                                std::shared_ptr<const void> keepAlive = nullptr);
+/// Reads the .npy at `path` memory-mapped: the tensor borrows the mapping
+/// (read-only, kept alive by the tensor), copied only if misaligned.
+llvm::Expected<Tensor> mapNpy(llvm::StringRef path);
 
 /// The .npy bytes of a cpu tensor (any strides; written in C order) with a
 /// version 1.0 header (2.0 if the header outgrows 64 KiB), the data 64-byte

@@ -203,6 +203,19 @@ Expected<SafeTensorsFile> SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuff
             parseEntry(name, *tensors->get(name), data.size(), problems))
       rawEntries.push_back(std::move(*entry));
   checkOverlaps(rawEntries, problems);
+  std::map<std::string, std::string> metadata;
+  if (const json::Value *raw = tensors->get(MetadataKey)) {
+    const json::Object *object = raw->getAsObject();
+    if (!object)
+      problems.add("__metadata__ is not an object of strings");
+    else
+      for (const auto &[key, value] : *object) {
+        if (std::optional<StringRef> text = value.getAsString())
+          metadata[key.str()] = text->str();
+        else
+          problems.add(formatv("__metadata__ entry '{0}' is not a string", StringRef(key)).str());
+      }
+  }
   for (const RawEntry &entry : rawEntries) {
     if (entry.dtype != DType::Bool)
       continue;
@@ -216,6 +229,7 @@ Expected<SafeTensorsFile> SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuff
     return problems.take();
 
   SafeTensorsFile file;
+  file.Metadata = std::move(metadata);
   file.Buffer = std::move(buffer);
   auto keepAlive = std::static_pointer_cast<const void>(file.Buffer);
   for (RawEntry &entry : rawEntries) {
@@ -241,8 +255,15 @@ bool SafeTensorsFile::isMemoryMapped() const {
   return Buffer->getBufferKind() == MemoryBuffer::MemoryBuffer_MMap;
 }
 
-Expected<std::string> serializeSafeTensors(ArrayRef<NamedTensor> tensors) {
+Expected<std::string> serializeSafeTensors(ArrayRef<NamedTensor> tensors,
+                                           const std::map<std::string, std::string> &metadata) {
   json::Object header;
+  if (!metadata.empty()) {
+    json::Object entries;
+    for (const auto &[key, value] : metadata)
+      entries[key] = value;
+    header[MetadataKey] = std::move(entries);
+  }
   StringSet<> seen;
   uint64_t offset = 0;
   for (const NamedTensor &named : tensors) {
@@ -278,8 +299,9 @@ Expected<std::string> serializeSafeTensors(ArrayRef<NamedTensor> tensors) {
   return out;
 }
 
-Error writeSafeTensors(StringRef path, ArrayRef<NamedTensor> tensors) {
-  Expected<std::string> bytes = serializeSafeTensors(tensors);
+Error writeSafeTensors(StringRef path, ArrayRef<NamedTensor> tensors,
+                       const std::map<std::string, std::string> &metadata) {
+  Expected<std::string> bytes = serializeSafeTensors(tensors, metadata);
   if (!bytes)
     return bytes.takeError();
   return writeToOutput(path, [&](raw_ostream &os) {

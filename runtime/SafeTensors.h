@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,9 @@ public:
   const SafeTensorsEntry *find(llvm::StringRef name) const;
   /// True when the bytes are memory-mapped (LLVM reads small files instead).
   bool isMemoryMapped() const;
+  /// The header's `__metadata__` (string keys to string values, as the
+  /// format specifies); empty when the file has none.
+  const std::map<std::string, std::string> &metadata() const { return Metadata; }
 
 private:
   SafeTensorsFile() = default;
@@ -75,6 +79,7 @@ private:
   std::shared_ptr<const llvm::MemoryBuffer> Buffer;
   std::vector<SafeTensorsEntry> Entries;
   llvm::StringMap<size_t> IndexByName;
+  std::map<std::string, std::string> Metadata;
 };
 
 /// A tensor with the name it is saved under.
@@ -85,10 +90,14 @@ struct NamedTensor {
 
 /// The bytes of a safetensors file holding `tensors` (cpu tensors, any
 /// strides), packed in the given order, the header padded with spaces to a
-/// multiple of 8 bytes. Duplicate or reserved names are errors.
-llvm::Expected<std::string> serializeSafeTensors(llvm::ArrayRef<NamedTensor> tensors);
-/// Writes serializeSafeTensors(tensors) to `path`.
-llvm::Error writeSafeTensors(llvm::StringRef path, llvm::ArrayRef<NamedTensor> tensors);
+/// multiple of 8 bytes, with `metadata` as the header's `__metadata__` when
+/// it is not empty. Duplicate or reserved names are errors.
+llvm::Expected<std::string>
+serializeSafeTensors(llvm::ArrayRef<NamedTensor> tensors,
+                     const std::map<std::string, std::string> &metadata = {});
+/// Writes serializeSafeTensors(tensors, metadata) to `path`.
+llvm::Error writeSafeTensors(llvm::StringRef path, llvm::ArrayRef<NamedTensor> tensors,
+                             const std::map<std::string, std::string> &metadata = {});
 
 } // namespace modelc::runtime
 

@@ -9,6 +9,7 @@ packages=(
   antlr4 libantlr4-runtime-dev
   libgtest-dev
   libopenblas-dev libdnnl-dev
+  libopenmpi-dev openmpi-bin     # data-parallel `modelc train` (mpirun)
   clang-22 libclang-rt-22-dev
   python3
   python3-torch python3-numpy    # `modelc import-torch` and its golden tests (CPU-only torch)

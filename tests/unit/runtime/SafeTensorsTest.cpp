@@ -144,7 +144,7 @@ TEST(SafeTensorsTest, LargeFilesAreMemoryMapped) {
   EXPECT_EQ(file->find("big")->tensor.getAsDouble({255, 255}), 256.0 * 256 - 1 - 2.5);
 }
 
-TEST(SafeTensorsTest, MetadataIsIgnored) {
+TEST(SafeTensorsTest, MetadataIsReadAsStringsAndIsNoTensor) {
   std::string header = R"({"__metadata__":{"format":"pt"},)"
                        R"("x":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})";
   const int32_t values[] = {5, -6};
@@ -154,6 +154,28 @@ TEST(SafeTensorsTest, MetadataIsIgnored) {
   ASSERT_THAT(file->entries(), SizeIs(1));
   EXPECT_THAT(file->find("x")->tensor.values<int32_t>(), ElementsAre(5, -6));
   EXPECT_EQ(file->find("__metadata__"), nullptr);
+  EXPECT_EQ(file->metadata().at("format"), "pt");
+}
+
+TEST(SafeTensorsTest, MetadataRoundTrips) {
+  llvm::Expected<std::string> bytes = serializeSafeTensors({{"w", Tensor::zeros(DType::F32, {2})}},
+                                                           {{"step", "12"}, {"model", "Mlp"}});
+  ASSERT_TRUE(bool(bytes)) << llvm::toString(bytes.takeError());
+  llvm::Expected<SafeTensorsFile> file = parseBytes(*bytes);
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  EXPECT_EQ(file->metadata().size(), 2u);
+  EXPECT_EQ(file->metadata().at("step"), "12");
+  EXPECT_EQ(file->metadata().at("model"), "Mlp");
+}
+
+TEST(SafeTensorsTest, MetadataThatIsNotStringsIsAnError) {
+  std::string header = R"({"__metadata__":{"step":12},)"
+                       R"("x":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_THAT(failureText(parseBytes(craftSafeTensors(header, "abcd"))),
+              HasSubstr("__metadata__ entry 'step' is not a string"));
+  header = R"({"__metadata__":[1],"x":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_THAT(failureText(parseBytes(craftSafeTensors(header, "abcd"))),
+              HasSubstr("__metadata__ is not an object of strings"));
 }
 
 TEST(SafeTensorsTest, WriterRejectsBadNames) {
